@@ -1,0 +1,678 @@
+"""The `hympi-lab` command line: parsing, validation, tables and JSON output.
+
+Each subcommand is a function taking the parsed arguments and returning an
+exit code. Bad input of any kind leaves through InputError or argparse and
+becomes exit code 2 with one line on stderr; a traceback means a bug.
+Subcommands still to come (study, report, trace) register here the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, NoReturn, Optional, Sequence, TextIO
+
+import numpy as np
+
+from . import __version__, advise as advise_mod, fit as fit_mod, model, results
+from .errors import InputError
+
+PROG = "hympi-lab"
+JSON_SCHEMA_VERSION = 1  # of the documents hympi-lab itself writes
+
+
+class UsageError(Exception):
+    """argparse's complaint, raised instead of printed so main() reports it in one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# --- argument types: reject non-numbers and non-finite values early --------
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return value
+
+
+_SIZE_UNITS = {"": 1, "B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3,
+               "kB": 1000, "MB": 1000 ** 2, "GB": 1000 ** 3}
+
+
+def _size(text: str) -> int:
+    """Message length in bytes: 4096, 10KiB (binary), 1MB (10^6 B, SYSTEM.md units)."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*", text)
+    if not match or match.group(2) not in _SIZE_UNITS:
+        raise argparse.ArgumentTypeError(
+            f"not a message size: {text!r} (bytes, or a number with B, KiB, MiB, GiB, kB, MB, GB)")
+    value = float(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    if value <= 0 or value != int(value):
+        raise argparse.ArgumentTypeError(f"must be a whole number of bytes > 0: {text!r}")
+    return int(value)
+
+
+def _beta(text: str) -> tuple[int, float]:
+    """K=V: k communicating CPUs reach the share V of the node's full bandwidth."""
+    match = re.fullmatch(r"\s*([0-9]+)\s*=\s*(\S+)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected K=SHARE, e.g. 1=0.28, got {text!r}")
+    k = int(match.group(1))
+    share = _finite(match.group(2))
+    if k < 1 or not (0.0 < share <= 1.0):
+        raise argparse.ArgumentTypeError(f"need K >= 1 and 0 < SHARE <= 1, got {text!r}")
+    return k, share
+
+
+def _beta_map(pairs: Optional[Sequence[tuple[int, float]]]) -> Optional[dict[int, float]]:
+    if pairs is None:
+        return None
+    result: dict[int, float] = {}
+    for k, share in pairs:
+        if k in result:
+            raise InputError(f"beta({k}) given twice")
+        result[k] = share
+    return result
+
+
+# --- output ----------------------------------------------------------------
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(value)
+    return f"{value:.{digits}g}" if abs(value) >= 1e5 or (0 < abs(value) < 1e-3) else f"{value:.{digits}f}"
+
+
+def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """OSU-style: '#' comment lines, then fixed-width columns."""
+    cells = [[_fmt(v) if not isinstance(v, str) else v for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = [f"# {title}", "# " + "  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
+    lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def _emit(args: argparse.Namespace, command: str, data: dict[str, Any], text: str,
+          out: TextIO) -> None:
+    """The table on stdout, and/or the JSON document (--json PATH, or - for stdout only)."""
+    document = {"schema_version": JSON_SCHEMA_VERSION, "tool": PROG, "version": __version__,
+                "command": command, **data}
+    encoded = json.dumps(document, indent=2, default=_json_default)
+    if args.json == "-":
+        print(encoded, file=out)
+        return
+    if args.json:  # first, so that a bad path fails before anything is printed
+        try:
+            with open(args.json, "w", encoding="utf-8") as handle:
+                handle.write(encoded + "\n")
+        except OSError as err:
+            raise InputError(f"cannot write {args.json}: {err.strerror or err}") from None
+    print(text, file=out)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the numbers as a JSON document; '-' writes only JSON to stdout")
+
+
+def _check(problems: list[str]) -> None:
+    if problems:
+        raise InputError("; ".join(problems))
+
+
+# --- model -----------------------------------------------------------------
+
+def cmd_model(args: argparse.Namespace, out: TextIO) -> int:
+    have_rw = [x is not None for x in (args.n, args.m, args.f_comp_non)]
+    have_kb = [x is not None for x in (args.kb_c, args.p)]
+    problems = []
+    if not any(have_rw) and not any(have_kb):
+        problems.append("model needs --n, --m and --f-comp-non (and/or --kb-c and --p)")
+    if any(have_rw) and not all(have_rw):
+        problems.append("model needs all of --n, --m and --f-comp-non")
+    if args.f_comm is not None and not any(have_rw):
+        problems.append("--f-comm needs --n, --m and --f-comp-non")
+    if any(have_kb) and not all(have_kb):
+        problems.append("the Kaiser & Baden view needs both --kb-c and --p")
+    if all(have_rw):
+        problems += model.fraction_problems(args.n, args.m, args.f_comp_non, args.f_comm)
+    if all(have_kb):
+        if not 0.0 <= args.kb_c <= 1.0:
+            problems.append(f"--kb-c must lie in [0, 1] (got {args.kb_c:g})")
+        if args.p < 2:
+            problems.append(f"--p must be at least 2 (got {args.p})")
+    _check(problems)
+
+    data: dict[str, Any] = {}
+    parts = []
+    if all(have_rw):
+        summary = model.summary(args.n, args.m, args.f_comp_non, args.f_comm)
+        data.update({"n": args.n, "m": args.m, "f_comp_non": args.f_comp_non,
+                     "f_comm": args.f_comm, **summary})
+        notes = {
+            "epsilon": "T_masteronly / T_multiple at --f-comm, eq. (3)",
+            "eps_max": "upper bound, reached at f_comm_best, eq. (5)",
+            "f_comm_best": "f_comm where no thread idles, eq. (6)",
+            "f_comm_equiv": "break-even, epsilon = 1",
+            "eps_min": "lower bound, at f_comm = 0, eq. (9)",
+            "m_min": "natural lower bound on m",
+            "f_comp_overlap": "1 - f_comm - f_comp_non, eq. (1)",
+        }
+        rows = [(k, summary[k], notes[k]) for k in notes]
+        fc = "-" if args.f_comm is None else f"{args.f_comm:g}"
+        parts.append(_table(f"hympi-lab model (seed 000 sec. 7.2.1): n = {args.n}, m = {args.m}, "
+                            f"f_comp_non = {args.f_comp_non:g}, f_comm = {fc}",
+                            ["quantity", "value", "meaning"], rows))
+    if all(have_kb):
+        kb = model.kb_summary(args.kb_c, args.p)
+        data["kaiser_baden"] = kb
+        rows = [
+            ("T", kb["T"], "step time, one thread communicating (1 = no overlap)"),
+            ("gain", kb["gain"], "1 / T"),
+            ("gain_possible", kb["gain_possible"], f"C > 1/P = {kb['threshold']:.4f}"),
+            ("C_best", kb["C_best"], "P / (2P - 1), where T is smallest"),
+            ("gain_best", kb["gain_best"], "(2P - 1) / P"),
+        ]
+        parts.append(_table(f"Kaiser & Baden (seed 002 sec. 4.2): C = {args.kb_c:g}, P = {args.p}",
+                            ["quantity", "value", "meaning"], rows))
+    _emit(args, "model", data, "\n".join(parts), out)
+    return 0
+
+
+def cmd_hockney(args: argparse.Namespace, out: TextIO) -> int:
+    b_inf = args.b_inf_mbps * 1e6
+    t_lat = args.t_lat_us * 1e-6
+    points = [{"bytes": length,
+               "time_s": model.hockney_time(length, t_lat, b_inf),
+               "bandwidth_MBps": model.hockney_bandwidth(length, t_lat, b_inf) / 1e6}
+              for length in args.bytes]
+    n_half = model.hockney_n_half(t_lat, b_inf)
+    data = {"b_inf_MBps": args.b_inf_mbps, "T_lat_s": t_lat, "n_half_bytes": n_half, "points": points}
+    rows = [(p["bytes"], p["time_s"] * 1e6, p["bandwidth_MBps"]) for p in points]
+    text = _table(f"Hockney (seed 000 Table 2): t(L) = T_lat + L / b_inf, b_inf = {args.b_inf_mbps:g} MB/s, "
+                  f"T_lat = {args.t_lat_us:g} us, half of b_inf at L = {n_half:.0f} B",
+                  ["bytes", "time_us", "bandwidth_MBps"], rows)
+    _emit(args, "model hockney", data, text, out)
+    return 0
+
+
+def cmd_ratio(args: argparse.Namespace, out: TextIO) -> int:
+    if args.b_ratio is not None and (args.b_mpp is not None or args.b_hybrid is not None):
+        raise InputError("give either --b-ratio or --b-mpp with --b-hybrid, not both")
+    if args.b_ratio is None:
+        if args.b_mpp is None or args.b_hybrid is None:
+            raise InputError("ratio needs --b-ratio, or both --b-mpp and --b-hybrid")
+        b_ratio = args.b_mpp / args.b_hybrid
+    else:
+        b_ratio = args.b_ratio
+    ratio = model.comm_time_ratio(b_ratio, args.s_ratio)
+    data = {"b_ratio": b_ratio, "s_ratio": args.s_ratio, "T_hybrid_over_T_MPP": ratio}
+    rows = [("b_MPP / b_hybrid", b_ratio), ("s_MPP / s_hybrid", args.s_ratio),
+            ("T_hybrid / T_MPP", ratio)]
+    verdict = "pure MPI communicates faster" if ratio > 1 else "hybrid masteronly communicates as fast or faster"
+    text = _table(f"communication time, hybrid masteronly vs pure MPI (seed 000 sec. 6): {verdict}",
+                  ["quantity", "value"], rows)
+    _emit(args, "model ratio", data, text, out)
+    return 0
+
+
+def cmd_cpu_seconds(args: argparse.Namespace, out: TextIO) -> int:
+    beta = _beta_map(args.beta)
+    assert beta is not None  # required argument
+    problems = []
+    if args.n < 2:
+        problems.append(f"--n must be at least 2 (got {args.n})")
+    if 1 not in beta:
+        problems.append("beta(1) is needed: masteronly communicates with one CPU")
+    too_many = sorted(k for k in beta if k > args.n)
+    if too_many:
+        problems.append(f"beta({too_many[0]}) names more CPUs than --n {args.n}")
+    _check(problems)
+    masteronly = model.cpu_seconds_masteronly(args.n, args.t_comm, beta[1])
+    pure = args.n * args.t_comm / beta.get(args.n, 1.0)
+    rows = [("masteronly", 1, beta[1], masteronly)]
+    rows += [("overlap", k, beta[k], model.cpu_seconds_overlap(k, args.t_comm, beta[k]))
+             for k in sorted(beta)]
+    data = {"n": args.n, "t_comm_s": args.t_comm, "pure_mpi_cpu_s": pure,
+            "masteronly_cpu_s": masteronly,
+            "overlap_cpu_s": {str(k): model.cpu_seconds_overlap(k, args.t_comm, beta[k]) for k in sorted(beta)}}
+    text = _table(f"CPU-seconds of communication (seed 001 sec. 3.2): n = {args.n}, "
+                  f"{args.t_comm:g} s at full bandwidth = {pure:.4g} CPU-s with pure MPI",
+                  ["style", "k", "beta(k)", "cpu_s"], rows)
+    _emit(args, "model cpu-seconds", data, text, out)
+    return 0
+
+
+def cmd_eq14(args: argparse.Namespace, out: TextIO) -> int:
+    _check(model.fraction_problems(args.n, args.m, None, None))
+    nks = args.nk_loc or [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    values = [model.eq14_epsilon(nk, args.comm_ratio, args.non_ratio, args.n, args.m) for nk in nks]
+    cross = model.eq14_crossover(args.comm_ratio, args.n, args.m)
+    peak = model.eq14_peak(args.comm_ratio, args.n, args.m)
+    eps_peak = model.eq14_epsilon(peak, args.comm_ratio, args.non_ratio, args.n, args.m)
+    data = {"comm_ratio": args.comm_ratio, "non_ratio": args.non_ratio, "n": args.n, "m": args.m,
+            "nk_cross": cross, "nk_peak": peak, "eps_peak": eps_peak,
+            "points": [{"nk_loc": nk, "epsilon": e} for nk, e in zip(nks, values)]}
+    text = _table(f"eq. (14) (seed 000 sec. 7.2.2): x_comm/x_overlap = {args.comm_ratio:g}, "
+                  f"x_non/x_overlap = {args.non_ratio:g}, n = {args.n}, m = {args.m}; "
+                  f"epsilon = 1 at nk_loc = {cross:.4g}, peak {eps_peak:.4f} at nk_loc = {peak:.4g}",
+                  ["nk_loc", "epsilon"], [(f"{nk:g}", e) for nk, e in zip(nks, values)])
+    _emit(args, "model eq14", data, text, out)
+    return 0
+
+
+# --- fit -------------------------------------------------------------------
+
+def _fit_rows(result: fit_mod.FitResult) -> list[tuple[str, Any, Any]]:
+    return [(name, p.value, "(fixed)" if p.fixed else p.sigma) for name, p in result.params.items()]
+
+
+def _fit_data(result: fit_mod.FitResult) -> dict[str, Any]:
+    return {"model": result.model, "n_points": result.n_points, "dof": result.dof,
+            "rms_residual": result.rms_residual, **result.setting,
+            "params": {name: {"value": p.value, "sigma": p.sigma, "fixed": p.fixed}
+                       for name, p in result.params.items()}}
+
+
+def cmd_fit_eq14(args: argparse.Namespace, out: TextIO) -> int:
+    points = results.eq14_points(args.files, args.n, args.m)
+    result = fit_mod.fit_eq14(points.nk_loc, points.epsilon, points.n, points.m, args.fix_non_ratio)
+    ms = ", ".join(str(x) for x in sorted(set(points.m.tolist())))
+    text = _table(f"eq. (14) fit (seed 000 sec. 7.2.2): {result.n_points} points, n = {points.n}, "
+                  f"m = {ms}, rms residual {result.rms_residual:.3g}; sigma = 1 standard error",
+                  ["parameter", "value", "sigma"], _fit_rows(result))
+    _emit(args, "fit eq14", _fit_data(result), text, out)
+    return 0
+
+
+def cmd_fit_hockney(args: argparse.Namespace, out: TextIO) -> int:
+    lengths, times = results.hockney_points(args.files)
+    result = fit_mod.fit_hockney(lengths, times)
+    p = result.params
+    rows = [("T_lat_us", p["T_lat"].value * 1e6, p["T_lat"].sigma * 1e6),
+            ("b_inf_MBps", p["b_inf"].value / 1e6, p["b_inf"].sigma / 1e6),
+            ("n_half_bytes", p["n_half"].value, p["n_half"].sigma)]
+    text = _table(f"Hockney fit t(L) = T_lat + L / b_inf: {result.n_points} points, "
+                  f"relative weights; sigma = 1 standard error",
+                  ["parameter", "value", "sigma"], rows)
+    _emit(args, "fit hockney", _fit_data(result), text, out)
+    return 0
+
+
+# --- advise ----------------------------------------------------------------
+
+@dataclass
+class _AdviseInput:
+    n: int
+    f_comm: float
+    f_comp_non: float
+    source: str
+    f_comm_err: float = 0.0
+    f_comp_non_err: float = 0.0
+    samples: list[tuple[float, float]] = field(default_factory=list)
+
+
+def _needs(route: str, flags: Sequence[tuple[str, Any]]) -> None:
+    _check([f"advise {route} needs {flag}" for flag, value in flags if value is None])
+
+
+def _refuses(route: str, args: argparse.Namespace, names: Sequence[str]) -> None:
+    """Flags that do not belong to the chosen source are an error, not ignored."""
+    stray = ["--" + name.replace("_", "-") for name in names if getattr(args, name) is not None]
+    if stray:
+        raise InputError(f"advise {route} does not use {', '.join(stray)}")
+
+
+def _advise_from_fractions(args: argparse.Namespace) -> _AdviseInput:
+    _needs("from fractions", [("--f-comm", args.f_comm), ("--f-comp-non", args.f_comp_non), ("--n", args.n)])
+    _refuses("from fractions", args, ["nk_loc", "comm_ratio_err", "non_ratio_err"])
+    return _AdviseInput(args.n, args.f_comm, args.f_comp_non, "flags",
+                        args.f_comm_err or 0.0, args.f_comp_non_err or 0.0)
+
+
+def _advise_from_ratios(args: argparse.Namespace) -> _AdviseInput:
+    _needs("from eq. (14) ratios", [("--comm-ratio", args.comm_ratio), ("--non-ratio", args.non_ratio),
+                                    ("--nk-loc", args.nk_loc), ("--n", args.n)])
+    _refuses("from eq. (14) ratios", args, ["f_comm_err", "f_comp_non_err"])
+    f_comm, f_non, _ = model.eq14_fractions(args.nk_loc, args.comm_ratio, args.non_ratio)
+    samples = []
+    if args.comm_ratio_err or args.non_ratio_err:
+        samples = advise_mod.eq14_samples(args.nk_loc, args.comm_ratio, args.comm_ratio_err or 0.0,
+                                          args.non_ratio, args.non_ratio_err or 0.0)
+    return _AdviseInput(args.n, f_comm, f_non, f"eq. (14) at nk_loc = {args.nk_loc:g}", samples=samples)
+
+
+def _advise_from_overlap_points(args: argparse.Namespace) -> _AdviseInput:
+    _refuses("from overlap points", args, ["f_comm_err", "f_comp_non_err", "comm_ratio_err", "non_ratio_err"])
+    points = results.eq14_points(args.files, args.n, None)
+    fitted = fit_mod.fit_eq14(points.nk_loc, points.epsilon, points.n, points.m)
+    a, b = fitted.params["comm_ratio"], fitted.params["non_ratio"]
+    f_comm, f_non, _ = model.eq14_fractions(args.nk_loc, a.value, b.value)
+    source = (f"eq. (14) fitted to {fitted.n_points} overlap points "
+              f"(x_comm/x_overlap = {a.value:.3g} +- {a.sigma:.2g}, "
+              f"x_non/x_overlap = {b.value:.3g} +- {b.sigma:.2g}) at nk_loc = {args.nk_loc:g}")
+    samples = advise_mod.eq14_samples(args.nk_loc, a.value, a.sigma, b.value, b.sigma)
+    return _AdviseInput(points.n, f_comm, f_non, source, samples=samples)
+
+
+def _advise_from_solve_records(args: argparse.Namespace) -> _AdviseInput:
+    _refuses("from solve records", args, ["comm_ratio_err", "non_ratio_err"])
+    found = results.masteronly_fractions(results.load_documents(args.files), args.n)
+    if not found:
+        raise InputError("no masteronly solve records with fractions"
+                         + (f" at --n {args.n}" if args.n is not None else "")
+                         + " in the input (for overlap benchmark points give --nk-loc)")
+    threads = sorted({f.threads for f in found})
+    if len(threads) > 1:
+        raise InputError(f"the records were run with different thread counts "
+                         f"({', '.join(map(str, threads))}); choose one with --n")
+    fc = np.array([f.f_comm for f in found])
+    fn = np.array([f.f_comp_non for f in found])
+    # The spread between repeated runs is the measurement uncertainty (sample
+    # standard deviation, not that of the mean: the next run scatters as much);
+    # explicit flags take precedence.
+    spread = len(found) > 1
+    fc_err = args.f_comm_err if args.f_comm_err is not None else (float(fc.std(ddof=1)) if spread else 0.0)
+    fn_err = args.f_comp_non_err if args.f_comp_non_err is not None else (float(fn.std(ddof=1)) if spread else 0.0)
+    source = f"{len(found)} masteronly solve record(s), mean" + (" +- sample std" if spread else "")
+    return _AdviseInput(threads[0], float(fc.mean()), float(fn.mean()), source, fc_err, fn_err)
+
+
+def cmd_advise(args: argparse.Namespace, out: TextIO) -> int:
+    beta = _beta_map(args.beta)
+    ratios = args.comm_ratio is not None or args.non_ratio is not None
+    fractions = args.f_comm is not None or args.f_comp_non is not None
+    if sum([bool(args.files), ratios, fractions]) != 1:
+        raise InputError("advise needs exactly one source: --f-comm with --f-comp-non, "
+                         "or --comm-ratio with --non-ratio and --nk-loc, or result files")
+    if fractions:
+        given = _advise_from_fractions(args)
+    elif ratios:
+        given = _advise_from_ratios(args)
+    elif args.nk_loc is not None:
+        given = _advise_from_overlap_points(args)
+    else:
+        given = _advise_from_solve_records(args)
+    samples = given.samples
+    if given.f_comm_err or given.f_comp_non_err:
+        samples = advise_mod.box_samples(given.f_comm, given.f_comm_err,
+                                         given.f_comp_non, given.f_comp_non_err)
+    n, f_comm, f_non, source = given.n, given.f_comm, given.f_comp_non, given.source
+
+    result = advise_mod.advise(f_comm, f_non, n, samples, args.m_max, beta)
+    rows: list[tuple[str, Any, float]] = [(c.scheme, c.m, c.epsilon) for c in result.ranking]
+    rows.append(("adaptive (bound)", "-", result.adaptive_bound))
+    if result.margin_range is None:
+        uncertainty = "none given"
+    else:
+        low, high = result.margin_range
+        uncertainty = f"within it the margin spans {low:.4f} .. {high:.4f}"
+    text = "\n".join([
+        _table(f"hympi-lab advise: n = {n}, f_comm = {f_comm:.4f}, f_comp_non = {f_non:.4f} "
+               f"(from {source}); uncertainty: {uncertainty}",
+               ["scheme", "m", "epsilon"], rows),
+        "# adaptive (bound): ideal load balancing, an upper bound that is not ranked",
+        f"recommendation: {result.verdict}",
+    ])
+    data = {
+        "source": source, "n": n, "f_comm": f_comm, "f_comp_non": f_non,
+        "f_comp_overlap": model.f_comp_overlap(f_comm, f_non),
+        "f_comm_err": given.f_comm_err, "f_comp_non_err": given.f_comp_non_err,
+        "ranking": [{"scheme": c.scheme, "m": c.m, "epsilon": c.epsilon} for c in result.ranking],
+        "best": {"scheme": result.best.scheme, "m": result.best.m, "epsilon": result.best.epsilon},
+        "runner_up": {"scheme": result.runner_up.scheme, "m": result.runner_up.m,
+                      "epsilon": result.runner_up.epsilon},
+        "margin": result.margin,
+        "margin_range": list(result.margin_range) if result.margin_range else None,
+        "clear_winner": result.clear_winner,
+        "verdict": result.verdict,
+        "adaptive_bound": result.adaptive_bound,
+        "m_min": result.m_min,
+    }
+    _emit(args, "advise", data, text, out)
+    return 0
+
+
+# --- plot ------------------------------------------------------------------
+
+def cmd_plot_fig5(args: argparse.Namespace, out: TextIO) -> int:
+    values = args.f_comp_non or [0.0, 0.1, 0.2, 0.4, 0.6]
+    problems = model.fraction_problems(args.n, args.m, None, None)
+    problems += [f"--f-comp-non must lie in [0, 1) (got {v:g})" for v in values if not 0.0 <= v < 1.0]
+    _check(problems)
+    from . import plotting  # matplotlib loads only when a plot is asked for
+
+    plotting.check_outputs(args.output)
+    plotting.fig5(args.n, args.m, values, args.output)
+    print(f"wrote {', '.join(args.output)}", file=out)
+    return 0
+
+
+def cmd_plot_eq14(args: argparse.Namespace, out: TextIO) -> int:
+    from . import plotting
+
+    plotting.check_outputs(args.output)
+    nk = eps = None
+    a, b, n, m = args.comm_ratio, args.non_ratio, args.n, args.m
+    if args.points:
+        points = results.eq14_points(args.points, args.n, args.m)
+        if len(set(points.m.tolist())) > 1:
+            raise InputError("the points mix several --m; choose one with --m")
+        nk, eps, n, m = points.nk_loc, points.epsilon, points.n, int(points.m[0])
+        if a is None and b is None:
+            fitted = fit_mod.fit_eq14(nk, eps, n, m)
+            a, b = fitted.params["comm_ratio"].value, fitted.params["non_ratio"].value
+    _check([f"plot eq14 needs {flag}" for flag, v in
+            (("--comm-ratio (or --points to fit)", a), ("--non-ratio (or --points to fit)", b),
+             ("--n", n), ("--m", m)) if v is None])
+    _check(model.fraction_problems(n, m, None, None))
+    plotting.eq14(a, b, n, m, args.output, nk, eps)
+    print(f"wrote {', '.join(args.output)}", file=out)
+    return 0
+
+
+# --- parser ----------------------------------------------------------------
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, description="Performance model, fits and advice for hybrid "
+                    "MPI+OpenMP schemes (the equations of the hympi seed papers).")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    # model, with its own flags (seed 000 eq. 3-9, Kaiser & Baden) and sub-subcommands
+    p = sub.add_parser("model", help="the papers' equations for given fractions",
+                       description="Seed 000 sec. 7.2.1: epsilon = T_masteronly / T_multiple for "
+                       "n threads with m reserved for communication, its bounds and break-even; "
+                       "with --kb-c and --p the Kaiser & Baden view (seed 002 sec. 4.2). "
+                       "Sub-commands: hockney, ratio, cpu-seconds, eq14.")
+    p.add_argument("--n", type=int, help="threads per process (>= 2)")
+    p.add_argument("--m", type=int, help="threads reserved for communication (1 <= m < n)")
+    p.add_argument("--f-comp-non", type=_finite, metavar="X",
+                   help="share of masteronly time in computation that cannot overlap")
+    p.add_argument("--f-comm", type=_finite, metavar="Y",
+                   help="share of masteronly time in communication (f_comp_overlap = 1 - X - Y)")
+    p.add_argument("--kb-c", type=_finite, metavar="C", help="Kaiser & Baden: communication share C")
+    p.add_argument("--p", type=int, metavar="P", help="Kaiser & Baden: threads P")
+    _add_json(p)
+    p.set_defaults(func=cmd_model)
+    msub = p.add_subparsers(dest="model_command", metavar="SUBCOMMAND")
+
+    q = msub.add_parser("hockney", help="message time and bandwidth, t(L) = T_lat + L / b_inf",
+                        description="Hockney model (seed 000 Table 2). Sizes in bytes or with a "
+                        "unit: 10KiB = 10240 B (the paper's 10 kB), 1MB = 10^6 B.")
+    q.add_argument("--b-inf-mbps", type=_positive, required=True, metavar="MBPS",
+                   help="asymptotic bandwidth in MB/s (10^6 B/s)")
+    q.add_argument("--t-lat-us", type=_non_negative, required=True, metavar="US",
+                   help="latency in microseconds")
+    q.add_argument("--bytes", type=_size, nargs="+", required=True, metavar="SIZE",
+                   help="message lengths")
+    _add_json(q)
+    q.set_defaults(func=cmd_hockney)
+
+    q = msub.add_parser("ratio", help="T_hybrid / T_MPP from bandwidth and byte ratios",
+                        description="Seed 000 sec. 6: T_hybrid / T_MPP = (b_MPP / b_hybrid) / "
+                        "(s_MPP / s_hybrid). Bandwidths are accumulated over all processes.")
+    q.add_argument("--b-ratio", type=_positive, help="measured b_MPP / b_hybrid")
+    q.add_argument("--b-mpp", type=_positive, metavar="B", help="pure-MPI bandwidth (any unit)")
+    q.add_argument("--b-hybrid", type=_positive, metavar="B", help="hybrid bandwidth (same unit)")
+    q.add_argument("--s-ratio", type=_positive, required=True,
+                   help="bytes moved by pure MPI / bytes moved by hybrid (2 in the paper)")
+    _add_json(q)
+    q.set_defaults(func=cmd_ratio)
+
+    q = msub.add_parser("cpu-seconds", help="CPU cost of communication, masteronly vs k CPUs",
+                        description="Seed 001 sec. 3.2: masteronly holds all n CPUs for T / beta(1); "
+                        "k communicating CPUs cost k T / beta(k) CPU-seconds while the others compute.")
+    q.add_argument("--n", type=int, required=True, help="CPUs (threads) per node")
+    q.add_argument("--t-comm", type=_positive, required=True, metavar="T",
+                   help="communication time at the node's full bandwidth, seconds")
+    q.add_argument("--beta", type=_beta, nargs="+", required=True, metavar="K=SHARE",
+                   help="bandwidth share k CPUs reach, e.g. 1=0.28 4=0.883 (beta(1) required)")
+    _add_json(q)
+    q.set_defaults(func=cmd_cpu_seconds)
+
+    q = msub.add_parser("eq14", help="epsilon over the local depth nk_loc, eq. (14)",
+                        description="Seed 000 eq. (14): epsilon(nk_loc) = (a + (b+1) nk) / "
+                        "(b nk + max(a/m, n/(n-m) nk)), a = x_comm/x_overlap, b = x_non/x_overlap.")
+    q.add_argument("--comm-ratio", type=_non_negative, required=True, metavar="A", help="x_comm / x_overlap")
+    q.add_argument("--non-ratio", type=_non_negative, required=True, metavar="B", help="x_non / x_overlap")
+    q.add_argument("--n", type=int, required=True, help="threads per process")
+    q.add_argument("--m", type=int, required=True, help="reserved threads")
+    q.add_argument("--nk-loc", type=_positive, nargs="+", metavar="K",
+                   help="local depths to evaluate (default 1 2 4 ... 256)")
+    _add_json(q)
+    q.set_defaults(func=cmd_eq14)
+
+    # fit
+    p = sub.add_parser("fit", help="least-squares fits with 1-sigma uncertainties",
+                       description="Fit model parameters to measurements from CSV files or "
+                       "hympi result documents (JSON, schema_version 1).")
+    fsub = p.add_subparsers(dest="fit_command", required=True, metavar="MODEL")
+    q = fsub.add_parser("eq14", help="x_comm/x_overlap and x_non/x_overlap from (nk_loc, epsilon)",
+                        description="Fit eq. (14) to overlap points: CSV with columns nk_loc, "
+                        "epsilon [, threads, reserved], or `hympi bench overlap` documents "
+                        "(funneled and multiple points; median epsilon).")
+    q.add_argument("files", nargs="+", metavar="FILE", help="CSV (.csv) or JSON result documents")
+    q.add_argument("--n", type=int, help="threads: for CSV without a threads column, or to select")
+    q.add_argument("--m", type=int, help="reserved threads: for CSV without a reserved column, or to select")
+    q.add_argument("--fix-non-ratio", type=_non_negative, metavar="B",
+                   help="hold x_non/x_overlap at B (the paper's spmv: 1/6 = 0.1667)")
+    _add_json(q)
+    q.set_defaults(func=cmd_fit_eq14)
+    q = fsub.add_parser("hockney", help="T_lat and b_inf from (bytes, time) points",
+                        description="Fit t(L) = T_lat + L / b_inf: CSV with columns bytes, time_s "
+                        "(or L, t) in bytes and seconds, or ping-pong records of result documents.")
+    q.add_argument("files", nargs="+", metavar="FILE", help="CSV (.csv) or JSON result documents")
+    _add_json(q)
+    q.set_defaults(func=cmd_fit_hockney)
+
+    # advise
+    p = sub.add_parser("advise", help="recommend a scheme and the number of reserved threads",
+                       description="Rank masteronly, funneled (m = 1) and multiple (m = 2..n-1) by "
+                       "eq. (3) of seed 000. Inputs: measured fractions (--f-comm, --f-comp-non, "
+                       "--n), eq. (14) ratios (--comm-ratio, --non-ratio, --nk-loc, --n), or result "
+                       "documents (masteronly solve records; with --nk-loc, overlap benchmark "
+                       "points fitted by eq. (14)). With uncertainties, says 'no clear winner' "
+                       "when the ranking can flip within 1 sigma.")
+    p.add_argument("files", nargs="*", metavar="FILE", help="hympi result documents (JSON)")
+    p.add_argument("--n", type=int, help="threads per process (selects records with documents)")
+    p.add_argument("--f-comm", type=_finite, metavar="X", help="measured communication share")
+    p.add_argument("--f-comp-non", type=_finite, metavar="Y", help="measured non-overlappable share")
+    p.add_argument("--f-comm-err", type=_non_negative, metavar="DX", help="1-sigma uncertainty of --f-comm")
+    p.add_argument("--f-comp-non-err", type=_non_negative, metavar="DY",
+                   help="1-sigma uncertainty of --f-comp-non")
+    p.add_argument("--comm-ratio", type=_non_negative, metavar="A", help="eq. (14) x_comm / x_overlap")
+    p.add_argument("--comm-ratio-err", type=_non_negative, metavar="DA", help="1 sigma of A")
+    p.add_argument("--non-ratio", type=_non_negative, metavar="B", help="eq. (14) x_non / x_overlap")
+    p.add_argument("--non-ratio-err", type=_non_negative, metavar="DB", help="1 sigma of B")
+    p.add_argument("--nk-loc", type=_positive, metavar="K", help="local depth to advise for (eq. 14)")
+    p.add_argument("--m-max", type=int, metavar="K",
+                   help="reserve at most K threads (e.g. the threads that saturate the link)")
+    p.add_argument("--beta", type=_beta, nargs="+", metavar="K=SHARE",
+                   help="bandwidth share k threads reach (seed 001 sec. 3.1); replaces the "
+                   "model's f_comm/m by f_comm beta(1)/beta(m)")
+    _add_json(p)
+    p.set_defaults(func=cmd_advise)
+
+    # plot
+    p = sub.add_parser("plot", help="figures as PNG or SVG",
+                       description="Figures of seed 000: fig5 (eq. 3 over f_comm) and eq14 "
+                       "(epsilon over nk_loc, with measured points).")
+    psub = p.add_subparsers(dest="plot_command", required=True, metavar="FIGURE")
+    q = psub.add_parser("fig5", help="epsilon over f_comm for several f_comp_non (seed 000 Fig. 5)",
+                        description="Seed 000 Fig. 5: epsilon (eq. 3) over f_comm for several "
+                        "f_comp_non, with eps_max and eps_min marked.")
+    q.add_argument("--n", type=int, required=True, help="threads per process")
+    q.add_argument("--m", type=int, required=True, help="reserved threads")
+    q.add_argument("--f-comp-non", type=_finite, nargs="+", metavar="X",
+                   help="one curve per value (default 0 0.1 0.2 0.4 0.6)")
+    q.add_argument("-o", "--output", action="append", required=True, metavar="PATH",
+                   help="file to write (.png or .svg); repeat for both")
+    q.set_defaults(func=cmd_plot_fig5)
+    q = psub.add_parser("eq14", help="epsilon over nk_loc by eq. (14) with measured points",
+                        description="Seed 000 Fig. 6: eq. (14) curve; --points adds measured "
+                        "points (CSV or documents, as for fit eq14) and, without --comm-ratio "
+                        "and --non-ratio, fits them first.")
+    q.add_argument("--comm-ratio", type=_non_negative, metavar="A", help="x_comm / x_overlap")
+    q.add_argument("--non-ratio", type=_non_negative, metavar="B", help="x_non / x_overlap")
+    q.add_argument("--n", type=int, help="threads per process")
+    q.add_argument("--m", type=int, help="reserved threads")
+    q.add_argument("--points", nargs="+", metavar="FILE", help="measured points to show")
+    q.add_argument("-o", "--output", action="append", required=True, metavar="PATH",
+                   help="file to write (.png or .svg); repeat for both")
+    q.set_defaults(func=cmd_plot_eq14)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the console script; returns the exit code (2: bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        func: Callable[[argparse.Namespace, TextIO], int] = args.func
+        return func(args, sys.stdout)
+    except (UsageError, InputError) as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    except SystemExit as exit_:  # --help and --version
+        return exit_.code if isinstance(exit_.code, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

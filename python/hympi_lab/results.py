@@ -1,0 +1,274 @@
+"""Reading measurements: hympi result documents (JSON) and plain CSV tables.
+
+The JSON layout is docs/json-schema.md (schema_version 1). Everything wrong
+with an input file becomes an InputError naming the file, so the CLI can
+report it in one line; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import InputError
+
+SCHEMA_VERSION = 1
+
+# Schemes with a fixed number of reserved communication threads: the ones
+# eq. (14) describes. multiple-own and adaptive balance differently.
+FIXED_RESERVATION_SCHEMES = ("funneled", "multiple")
+
+
+@dataclass(frozen=True)
+class Document:
+    path: str
+    context: Mapping[str, Any]
+    results: Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Fractions:
+    """Model inputs measured by one masteronly `hympi solve` run."""
+    f_comm: float
+    f_comp_non: float
+    f_comp_overlap: float
+    threads: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Eq14Points:
+    """(nk_loc, epsilon) points measured with n threads and m[i] reserved.
+
+    The ratios of eq. (14) are per-plane costs of the masteronly run with n
+    threads, so points of one n share them whatever m; points of different
+    n do not (x_overlap shrinks with more threads) and are never mixed.
+    """
+    nk_loc: NDArray[np.float64]
+    epsilon: NDArray[np.float64]
+    n: int
+    m: NDArray[np.int_]
+
+
+def load_document(path: str) -> Document:
+    """One result document, after checking context.schema_version."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as err:
+        raise InputError(f"cannot read {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file") from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+    context = data.get("context") if isinstance(data, dict) else None
+    if not isinstance(context, dict) or "schema_version" not in context:
+        raise InputError(f"{path}: not a hympi result document (no context.schema_version)")
+    version = context["schema_version"]
+    if version != SCHEMA_VERSION:
+        raise InputError(f"{path}: schema_version {version!r} is not supported "
+                         f"(this hympi-lab reads {SCHEMA_VERSION})")
+    results = data.get("results")
+    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+        raise InputError(f"{path}: 'results' must be a list of objects")
+    return Document(path, context, results)
+
+
+def load_documents(paths: Iterable[str]) -> list[Document]:
+    return [load_document(p) for p in paths]
+
+
+def is_csv(path: str) -> bool:
+    return path.lower().endswith(".csv")
+
+
+def read_csv(path: str, columns: Mapping[str, Sequence[str]],
+             optional: Optional[Mapping[str, Sequence[str]]] = None) -> dict[str, NDArray[np.float64]]:
+    """Numeric columns of a CSV file with a header row.
+
+    `columns` maps each needed column to the header names accepted for it
+    (first match wins); `optional` columns are returned only when present.
+    Blank lines and lines starting with '#' are skipped.
+    """
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            lines = [ln for ln in handle if ln.strip() and not ln.lstrip().startswith("#")]
+    except OSError as err:
+        raise InputError(f"cannot read {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file") from None
+    rows = list(csv.reader(lines))
+    if not rows:
+        raise InputError(f"{path}: empty CSV file")
+    header = [h.strip() for h in rows[0]]
+    index: dict[str, int] = {}
+    for name, aliases in list(columns.items()) + list((optional or {}).items()):
+        found = [a for a in aliases if a in header]
+        if found:
+            index[name] = header.index(found[0])
+        elif name in columns:
+            raise InputError(f"{path}: no column {' or '.join(aliases)} in header "
+                             f"({', '.join(header)})")
+    values: dict[str, list[float]] = {name: [] for name in index}
+    for row_number, row in enumerate(rows[1:], start=2):
+        for name, col in index.items():
+            if col >= len(row):
+                raise InputError(f"{path}: data row {row_number} has no column {name}")
+            values[name].append(_number(row[col].strip(), f"{path}: data row {row_number}, column {name}"))
+    return {name: np.array(v, dtype=float) for name, v in values.items()}
+
+
+def masteronly_fractions(documents: Iterable[Document], n: Optional[int] = None) -> list[Fractions]:
+    """The fractions of masteronly solve records (the model's inputs).
+
+    Only masteronly runs measure the fractions the model means (seed 000
+    sec. 7.2.1). With `n`, only records run with n threads are kept.
+    """
+    found = []
+    for doc in documents:
+        for i, rec in enumerate(doc.results):
+            if rec.get("kind") != "solve" or rec.get("scheme") != "masteronly":
+                continue
+            where = f"{doc.path}: results[{i}] (masteronly solve)"
+            fractions = rec.get("fractions")
+            if not isinstance(fractions, dict):
+                raise InputError(f"{where}: no 'fractions' object")
+            threads = _integer(rec.get("threads"), f"{where}: threads")
+            if n is not None and threads != n:
+                continue
+            found.append(Fractions(
+                f_comm=_number(fractions.get("f_comm"), f"{where}: fractions.f_comm"),
+                f_comp_non=_number(fractions.get("f_comp_non"), f"{where}: fractions.f_comp_non"),
+                f_comp_overlap=_number(fractions.get("f_comp_overlap"),
+                                       f"{where}: fractions.f_comp_overlap"),
+                threads=threads,
+                source=doc.path,
+            ))
+    return found
+
+
+def eq14_points(paths: Sequence[str], n: Optional[int], m: Optional[int]) -> Eq14Points:
+    """Eq. (14) points from CSV files and/or result documents.
+
+    CSV: columns nk_loc, epsilon and optionally threads, reserved (without
+    them --n and --m say what the rows are). Documents: overlap benchmark
+    points of the fixed-reservation schemes; masteronly points are left out
+    (their epsilon is 1 by definition). Given n or m filter the points; the
+    points left must share one thread count.
+    """
+    rows: list[tuple[int, int, float, float]] = []  # (threads, reserved, nk_loc, epsilon)
+    for path in paths:
+        if is_csv(path):
+            rows.extend(_eq14_csv_rows(path, n, m))
+        else:
+            rows.extend(_eq14_document_rows(load_document(path)))
+    kept = [r for r in rows if (n is None or r[0] == n) and (m is None or r[1] == m)]
+    if not kept:
+        found = sorted({(r[0], r[1]) for r in rows})
+        listing = ", ".join(f"n={t} m={r}" for t, r in found) or "none"
+        raise InputError("no overlap points (funneled or multiple) to fit"
+                         + (f" with the requested --n/--m; the input has {listing}" if rows else ""))
+    threads = sorted({r[0] for r in kept})
+    if len(threads) > 1:
+        raise InputError(f"the points come from runs with different thread counts "
+                         f"({', '.join(map(str, threads))}); choose one with --n")
+    return Eq14Points(nk_loc=np.array([r[2] for r in kept]),
+                      epsilon=np.array([r[3] for r in kept]),
+                      n=threads[0], m=np.array([r[1] for r in kept], dtype=int))
+
+
+def _eq14_csv_rows(path: str, n: Optional[int], m: Optional[int]) -> list[tuple[int, int, float, float]]:
+    cols = read_csv(path, {"nk_loc": ("nk_loc",), "epsilon": ("epsilon",)},
+                    optional={"threads": ("threads", "n"), "reserved": ("reserved", "m")})
+    count = len(cols["nk_loc"])
+    if "threads" in cols:
+        threads = [_whole(x, f"{path}: column threads") for x in cols["threads"]]
+    elif n is not None:
+        threads = [n] * count
+    else:
+        raise InputError(f"{path}: no threads column: give --n")
+    if "reserved" in cols:
+        reserved = [_whole(x, f"{path}: column reserved") for x in cols["reserved"]]
+    elif m is not None:
+        reserved = [m] * count
+    else:
+        raise InputError(f"{path}: no reserved column: give --m")
+    return list(zip(threads, reserved, cols["nk_loc"].tolist(), cols["epsilon"].tolist()))
+
+
+def _eq14_document_rows(doc: Document) -> list[tuple[int, int, float, float]]:
+    rows = []
+    for i, rec in enumerate(doc.results):
+        if rec.get("benchmark") != "overlap" or rec.get("kind") != "point":
+            continue
+        scheme = rec.get("scheme")
+        if scheme not in FIXED_RESERVATION_SCHEMES:
+            continue
+        where = f"{doc.path}: results[{i}] (overlap point)"
+        threads = _integer(rec.get("threads"), f"{where}: threads")
+        # funneled reserves thread 0 by definition, whatever the record says
+        reserved = 1 if scheme == "funneled" else _integer(rec.get("reserved"), f"{where}: reserved")
+        rows.append((threads, reserved,
+                     _number(rec.get("nk_loc"), f"{where}: nk_loc"),
+                     _median(rec.get("epsilon"), f"{where}: epsilon")))
+    return rows
+
+
+def hockney_points(paths: Sequence[str]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(bytes, seconds) message-time points: CSV columns bytes,time_s (or L,t),
+    or ping-pong records of result documents (one-way time, median)."""
+    lengths: list[float] = []
+    times: list[float] = []
+    for path in paths:
+        if is_csv(path):
+            cols = read_csv(path, {"bytes": ("bytes", "L"), "time_s": ("time_s", "t")})
+            lengths.extend(cols["bytes"])
+            times.extend(cols["time_s"])
+            continue
+        doc = load_document(path)
+        for i, rec in enumerate(doc.results):
+            if rec.get("kind") != "pingpong":
+                continue
+            where = f"{doc.path}: results[{i}] (pingpong)"
+            lengths.append(_number(rec.get("bytes"), f"{where}: bytes"))
+            times.append(_median(rec.get("time_s"), f"{where}: time_s"))
+    return np.array(lengths, dtype=float), np.array(times, dtype=float)
+
+
+def _number(value: Any, where: str) -> float:
+    """A finite float from a JSON value or CSV cell, or an InputError."""
+    if isinstance(value, bool):  # JSON true is not a measurement
+        raise InputError(f"{where}: expected a number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        shown = "nothing" if value is None else repr(value)
+        raise InputError(f"{where}: expected a number, got {shown}") from None
+    if not math.isfinite(x):
+        raise InputError(f"{where}: expected a finite number, got {value!r}")
+    return x
+
+
+def _integer(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{where}: expected an integer, got {value!r}")
+    return value
+
+
+def _whole(value: float, where: str) -> int:
+    if value != int(value):
+        raise InputError(f"{where}: expected a whole number, got {value:g}")
+    return int(value)
+
+
+def _median(value: Any, where: str) -> float:
+    """The median of a {"min","median","max"} statistic (a bare number is accepted)."""
+    if isinstance(value, dict):
+        return _number(value.get("median"), f"{where}.median")
+    return _number(value, where)

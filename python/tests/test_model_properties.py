@@ -1,0 +1,97 @@
+"""Properties of eq. (3) over its whole valid domain (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hympi_lab import model
+
+REL = 1e-12  # float slack on identities that hold exactly in real arithmetic
+
+
+@st.composite
+def domain(draw: st.DrawFn) -> tuple[int, int, float, float]:
+    """(n, m, f_comp_non, f_comm) with 2 <= n, 1 <= m < n, fractions valid."""
+    n = draw(st.integers(min_value=2, max_value=256))
+    m = draw(st.integers(min_value=1, max_value=n - 1))
+    f_non = draw(st.floats(min_value=0.0, max_value=1.0))
+    f_comm = draw(st.floats(min_value=0.0, max_value=1.0 - f_non))
+    return n, m, f_non, f_comm
+
+
+@given(domain())
+def test_epsilon_between_eps_min_and_eps_max(args: tuple[int, int, float, float]) -> None:
+    n, m, f_non, f_comm = args
+    eps = model.epsilon(f_comm, f_non, n, m)
+    assert model.eps_min(f_non, n, m) * (1 - REL) <= eps <= model.eps_max(f_non, n, m) * (1 + REL)
+    # eqs. (7) and (9): bounds that do not depend on the fractions
+    assert 1 - m / n - REL <= eps <= 1 + m * (1 - 1 / n) + REL
+
+
+@given(domain())
+def test_epsilon_is_one_at_f_comm_equiv(args: tuple[int, int, float, float]) -> None:
+    n, m, f_non, _ = args
+    if f_non == 1.0:
+        return  # nothing but non-overlappable work: every f_comm is 0
+    equiv = model.f_comm_equiv(f_non, n, m)
+    assert abs(model.epsilon(equiv, f_non, n, m) - 1.0) <= 1e-12
+
+
+@given(domain())
+def test_eps_max_reached_at_f_comm_best(args: tuple[int, int, float, float]) -> None:
+    n, m, f_non, f_comm = args
+    best = model.f_comm_best(f_non, n, m)
+    top = model.eps_max(f_non, n, m)
+    assert abs(model.epsilon(best, f_non, n, m) - top) <= REL * top
+    # and nowhere higher: the arbitrary f_comm drawn stays below it
+    assert model.epsilon(f_comm, f_non, n, m) <= top * (1 + REL)
+
+
+@given(domain())
+def test_eps_min_reached_at_zero_communication(args: tuple[int, int, float, float]) -> None:
+    n, m, f_non, _ = args
+    assert abs(model.epsilon(0.0, f_non, n, m) - model.eps_min(f_non, n, m)) <= REL
+
+
+@given(domain())
+def test_break_even_lies_below_the_best_point(args: tuple[int, int, float, float]) -> None:
+    """Addendum 4 uses eq. (8), the overlap-dominated branch: valid only if
+    f_comm_equiv <= f_comm_best, which holds for every m < n."""
+    n, m, f_non, _ = args
+    assert model.f_comm_equiv(f_non, n, m) <= model.f_comm_best(f_non, n, m) + REL
+
+
+@given(st.integers(min_value=2, max_value=256), st.floats(min_value=0.0, max_value=1.0))
+def test_kaiser_baden_is_eq3_with_one_thread_and_no_non_overlap(p: int, c: float) -> None:
+    assert abs(1 / model.kb_time(c, p) - model.epsilon(c, 0.0, p, 1)) <= REL * (1 / model.kb_time(c, p))
+    assert abs(model.kb_best_gain(p) - model.eps_max(0.0, p, 1)) <= REL
+    assert abs(model.kb_c_best(p) - model.f_comm_best(0.0, p, 1)) <= REL
+
+
+@given(domain())
+def test_adaptive_bound_dominates_masteronly_and_funneled(args: tuple[int, int, float, float]) -> None:
+    n, _, f_non, f_comm = args
+    bound = model.epsilon_adaptive_bound(f_comm, f_non, n)
+    assert bound >= 1.0 - REL
+    assert bound >= model.epsilon(f_comm, f_non, n, 1) * (1 - REL)
+
+
+@given(st.integers(min_value=2, max_value=64), st.data(),
+       st.floats(min_value=0.01, max_value=1e4), st.floats(min_value=0.0, max_value=10.0),
+       st.floats(min_value=0.01, max_value=1e4))
+def test_eq14_is_eq3_with_the_fractions_of_eqs_11_to_13(
+        n: int, data: st.DataObject, a: float, b: float, nk: float) -> None:
+    m = data.draw(st.integers(min_value=1, max_value=n - 1))
+    f_comm, f_non, f_ov = model.eq14_fractions(nk, a, b)
+    assert abs(f_comm + f_non + f_ov - 1.0) <= 1e-12
+    eps14 = model.eq14_epsilon(nk, a, b, n, m)
+    assert abs(eps14 - model.epsilon(f_comm, f_non, n, m)) <= 1e-9 * eps14
+
+
+@given(st.integers(min_value=2, max_value=64), st.data(),
+       st.floats(min_value=0.01, max_value=1e4), st.floats(min_value=0.0, max_value=10.0))
+def test_eq14_crossover_is_where_epsilon_is_one(n: int, data: st.DataObject, a: float, b: float) -> None:
+    m = data.draw(st.integers(min_value=1, max_value=n - 1))
+    cross = model.eq14_crossover(a, n, m)
+    assert abs(model.eq14_epsilon(cross, a, b, n, m) - 1.0) <= 1e-9
