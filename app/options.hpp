@@ -1,0 +1,49 @@
+// Command-line parsing for the hympi executable. Parsing is pure (no MPI) so
+// that it is unit-tested directly; main() runs it on rank 0 only and
+// broadcasts the outcome.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "hympi/solver.hpp"
+
+namespace hympi::cli {
+
+enum class Command { None, Solve, Info };
+
+struct Options {
+  Command command = Command::None;
+  bool help = false;
+  std::string help_text;            // what --help prints for this command
+  SolveConfig solve;
+  std::string json_path;            // --json PATH ("" = none)
+  bool json_stdout = false;         // info --json without a path
+  std::string thread_level;         // --thread-level (empty: scheme's need)
+  std::vector<std::string> errors;  // every problem found, at once
+};
+
+Options parse(const std::vector<std::string>& args);
+
+// Strict number parsing: the whole string must be a number in range.
+bool parse_int(const std::string& text, long long lo, long long hi, long long& out);
+bool parse_double(const std::string& text, double& out);
+// "NXxNYxNZ" or "N^3"; on failure returns false and explains in `why`.
+bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why);
+
+// The thread level a run asks MPI for: --thread-level if given, else what the
+// scheme needs (FUNNELED if the scheme is unknown, so that init still works
+// and the error is reported after it).
+int requested_thread_level(const Options& o);
+// "single" | "funneled" | "serialized" | "multiple" -> MPI constant, or -1.
+int thread_level_from_name(const std::string& name);
+
+std::string main_usage();
+
+// Serialise the options for the broadcast from rank 0.
+nlohmann::json to_json(const Options& o);
+Options from_json(const nlohmann::json& j);
+
+}  // namespace hympi::cli

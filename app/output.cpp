@@ -1,0 +1,141 @@
+#include "output.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "hympi/scheme.hpp"
+#include "hympi/timing.hpp"
+
+namespace hympi::cli {
+
+namespace {
+
+nlohmann::json stats_json(const Stats& s) {
+  return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
+}
+
+std::string dims_text(const std::array<int, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+}  // namespace
+
+nlohmann::json solve_record(const SolveResult& r) {
+  const SolveConfig& c = r.config;
+  const SchemeEntry* e = find_scheme(c.scheme);
+  nlohmann::json breakdown;
+  for (int p = 0; p <= kPhaseCount; ++p) {
+    const char* name = p < kPhaseCount ? phase_name(static_cast<Phase>(p)) : "idle";
+    nlohmann::json col = nlohmann::json::array();
+    for (const auto& t : r.breakdown) col.push_back(t[p]);
+    breakdown[name] = col;
+  }
+  nlohmann::json rec = {
+      {"kind", "solve"},
+      {"kernel", kernel_name(c.kernel)},
+      {"format", c.format == MatrixFormat::Crs ? "crs" : "stencil"},
+      {"scheme", c.scheme},
+      {"scheme_class", e ? e->info.seed_class : ""},
+      {"pure_mpi", c.scheme == "masteronly" && c.threads == 1},
+      {"grid", c.grid},
+      {"periodic", c.periodic},
+      {"proc_grid", r.grid.dims},
+      {"node_block", r.grid.node_block},
+      {"mapping", r.grid.node_aware ? "node-aware" : "rank-order"},
+      {"threads", c.threads},
+      {"reserved", r.reserved_used},
+      {"iters", c.kernel == KernelKind::Cg ? c.max_iters : c.iters},
+      {"checksum", r.checksum},
+      {"l2", r.l2},
+      {"time_s", stats_json(r.time_s)},
+      {"repeat", c.repeat},
+      {"mlups", r.mlups},
+      {"bytes_per_exchange", {{"intra_node", r.bytes_intra}, {"inter_node", r.bytes_inter}}},
+      {"messages_per_exchange", {{"intra_node", r.messages_intra}, {"inter_node", r.messages_inter}}},
+      {"breakdown_s", breakdown},
+      {"fractions",
+       {{"f_comm", r.f_comm}, {"f_comp_non", r.f_comp_non}, {"f_comp_overlap", r.f_comp_overlap}}}};
+  if (c.kernel == KernelKind::Cg) {
+    rec["iterations"] = r.iterations;
+    rec["residual"] = r.residual;
+    rec["tol"] = c.tol;
+  }
+  return rec;
+}
+
+void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
+  const SolveConfig& c = r.config;
+  const SchemeEntry* e = find_scheme(c.scheme);
+  out << "# hympi solve: kernel " << kernel_name(c.kernel)
+      << (c.format == MatrixFormat::Crs ? " (CRS matrix)" : "") << ", scheme " << c.scheme
+      << " (seed 001 class " << (e ? e->info.seed_class : "?") << ")";
+  if (c.scheme == "masteronly" && c.threads == 1) out << " = pure MPI (class 1)";
+  out << "\n# " << ranks << " ranks x " << c.threads << " threads";
+  if (r.reserved_used) out << ", " << r.reserved_used << " reserved for communication";
+  out << "; nodes: " << r.nodes.node_count << " " << (r.nodes.virtual_nodes ? "virtual" : "real")
+      << "\n# grid " << dims_text(c.grid) << (c.periodic ? " periodic" : " Dirichlet")
+      << ", process grid " << dims_text(r.grid.dims)
+      << (r.grid.node_aware ? " node-aware, node block " + dims_text(r.grid.node_block)
+                            : std::string(" in rank order"))
+      << "\n";
+  std::ostringstream s;
+  s << std::setprecision(std::numeric_limits<double>::max_digits10);
+  if (c.kernel == KernelKind::Cg)
+    out << "iterations " << r.iterations << "  residual " << r.residual << "  (tol " << c.tol << ")\n";
+  else
+    out << "iterations " << r.iterations << "\n";
+  s << "checksum   " << r.checksum << "\nl2         " << r.l2 << "\n";
+  out << s.str();
+  out << std::fixed << std::setprecision(6) << "time_s     min " << r.time_s.min << "  median "
+      << r.time_s.median << "  max " << r.time_s.max << "  (" << c.repeat << " repetitions)\n"
+      << std::setprecision(2) << "MLUP/s     " << r.mlups << "\n"
+      << "bytes/exchange  intra-node " << r.bytes_intra << "  inter-node " << r.bytes_inter
+      << "  (messages " << r.messages_intra << " / " << r.messages_inter << ")\n";
+  out << "# per-thread seconds (max over ranks)\n"
+      << "# thread    interior    boundary        pack      unpack        comm        idle\n";
+  out << std::setprecision(6);
+  for (std::size_t t = 0; t < r.breakdown.size(); ++t) {
+    out << std::setw(8) << t;
+    for (int p = 0; p <= kPhaseCount; ++p) out << std::setw(12) << r.breakdown[t][p];
+    out << "\n";
+  }
+  out << std::setprecision(3) << "fractions  f_comm " << r.f_comm << "  f_comp_non " << r.f_comp_non
+      << "  f_comp_overlap " << r.f_comp_overlap << "\n";
+  out.unsetf(std::ios::fixed);
+}
+
+bool check_writable(const std::string& path, std::string& why) {
+  if (path.empty()) {
+    why = "empty path";
+    return false;
+  }
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) {
+    why = "cannot be opened for writing";
+    return false;
+  }
+  std::fclose(f);
+  if (!existed) std::remove(path.c_str());
+  return true;
+}
+
+void write_document(const std::string& path, const nlohmann::json& doc) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw std::runtime_error("cannot write " + tmp);
+    f << doc.dump(2) << "\n";
+    if (!f) throw std::runtime_error("write to " + tmp + " failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+}
+
+}  // namespace hympi::cli

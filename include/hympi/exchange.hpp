@@ -1,0 +1,106 @@
+// The halo-exchange plan: neighbours, face boxes, buffers and requests, with
+// begin/end split into per-face steps so that a scheme can give faces to
+// different threads and interleave them with computation.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <vector>
+
+#include "hympi/box.hpp"
+#include "hympi/field.hpp"
+#include "hympi/timing.hpp"
+#include "hympi/topology.hpp"
+
+namespace hympi {
+
+// Directions: 0 = -x, 1 = +x, 2 = -y, 3 = +y, 4 = -z, 5 = +z.
+constexpr int kDirections = 6;
+// Most pieces a face is split into (tags are dir * kMaxPieces + piece, far
+// below the MPI guarantee of 32767).
+constexpr int kMaxPieces = 1024;
+inline int dir_axis(int dir) { return dir / 2; }
+inline int dir_side(int dir) { return dir % 2; }  // 0 = low side, 1 = high side
+inline int opposite(int dir) { return dir ^ 1; }
+
+// The local part of the global grid owned by this rank.
+struct LocalDomain {
+  std::array<int, 3> global{0, 0, 0};
+  std::array<int, 3> offset{0, 0, 0};  // global index of local point (0,0,0)
+  std::array<int, 3> size{0, 0, 0};
+  std::array<bool, 3> periodic{false, false, false};
+  std::array<int, kDirections> neighbour{};  // rank, or MPI_PROC_NULL
+  Box box() const { return Box{{0, 0, 0}, size}; }
+  bool has_neighbour(int dir) const { return neighbour[dir] != MPI_PROC_NULL; }
+};
+
+// Collective-free: uneven split of the global grid over the process grid.
+LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3>& periodic,
+                      const ProcessGrid& grid);
+
+// The interior: points whose stencil needs no halo value that arrives by
+// message (the box shrunk by one on every side that has a neighbour).
+Box interior_box(const LocalDomain& d);
+
+// One message each way across one face, or across one piece of a face.
+struct FaceMessage {
+  int dir = 0;
+  int piece = 0;              // piece of the face along k (multiple-own)
+  int neighbour = MPI_PROC_NULL;
+  bool intra_node = false;
+  Box send_box;               // local interior points sent
+  Box recv_box;               // halo points received (local coords, -1 or n)
+  int send_tag = 0, recv_tag = 0;
+  std::vector<double> send_buf, recv_buf;
+  MPI_Request send_req = MPI_REQUEST_NULL;
+  MPI_Request recv_req = MPI_REQUEST_NULL;
+};
+
+class ExchangePlan {
+ public:
+  // `pieces` > 1 splits each x and y face along k into pieces with the same
+  // uneven split that split_box(domain.box(), pieces) uses, so that the thread
+  // owning slab p of the box also owns piece p of those faces.
+  ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes, int pieces = 1);
+  ~ExchangePlan();
+  ExchangePlan(const ExchangePlan&) = delete;
+  ExchangePlan& operator=(const ExchangePlan&) = delete;
+
+  std::vector<FaceMessage>& messages() { return messages_; }
+  const std::vector<FaceMessage>& messages() const { return messages_; }
+  int pieces() const { return pieces_; }
+
+  // Per-message steps. Thread-safe for distinct messages when the MPI library
+  // provides MPI_THREAD_MULTIPLE (or when one thread calls them all).
+  void post_recv(FaceMessage& m);
+  static void pack(FaceMessage& m, const Field& f);
+  void send(FaceMessage& m);
+  void wait_recv(FaceMessage& m);
+  static void unpack(const FaceMessage& m, Field& f);
+  void wait_send(FaceMessage& m);
+  // Non-blocking completion test of every outstanding request (adaptive).
+  bool test_all();
+
+  // Whole-plan begin/end by one thread (masteronly, funneled, adaptive).
+  // With `times`, packing and unpacking are booked as Pack/Unpack and the
+  // MPI calls as Comm on that thread's account.
+  void begin(const Field& f, ThreadTimes* times = nullptr);
+  void end(Field& f, ThreadTimes* times = nullptr);
+
+  // Bytes and messages this rank sends per exchange, split intra/inter node.
+  long long bytes_intra() const { return bytes_[0]; }
+  long long bytes_inter() const { return bytes_[1]; }
+  long long messages_intra() const { return count_[0]; }
+  long long messages_inter() const { return count_[1]; }
+
+ private:
+  MPI_Comm comm_;
+  int pieces_;
+  std::vector<FaceMessage> messages_;
+  std::vector<MPI_Request> all_requests_;
+  long long bytes_[2] = {0, 0};
+  long long count_[2] = {0, 0};
+};
+
+}  // namespace hympi

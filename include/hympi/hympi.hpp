@@ -1,0 +1,12 @@
+// libhympi: hybrid MPI + OpenMP schemes for 3-D stencil and sparse kernels.
+#pragma once
+
+#include "hympi/box.hpp"
+#include "hympi/error.hpp"
+#include "hympi/exchange.hpp"
+#include "hympi/field.hpp"
+#include "hympi/kernels.hpp"
+#include "hympi/scheme.hpp"
+#include "hympi/solver.hpp"
+#include "hympi/timing.hpp"
+#include "hympi/topology.hpp"

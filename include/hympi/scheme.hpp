@@ -1,0 +1,75 @@
+// The hybrid schemes of the papers' classification (seed 001 sec. 2), one file
+// each behind this interface, registered by name in src/schemes/registry.cpp.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hympi/box.hpp"
+#include "hympi/exchange.hpp"
+#include "hympi/field.hpp"
+#include "hympi/timing.hpp"
+
+namespace hympi {
+
+struct SchemeInfo {
+  std::string name;
+  std::string seed_class;   // class in seed 001 sec. 2
+  std::string description;
+  int thread_level;         // MPI thread level it needs
+  bool overlap;             // overlaps communication with computation
+  bool takes_reserved;      // accepts --reserved m
+  int min_threads;          // fewest threads it can run with
+};
+
+struct SchemeParams {
+  int threads = 1;   // n
+  int reserved = 0;  // m (0 = scheme default)
+};
+
+// The boxes of one sweep: every point of `local` must be computed exactly
+// once; points of `interior` need no halo value that arrives by message.
+struct SweepRegions {
+  Box local;
+  Box interior;
+  std::vector<Box> boundary;  // subtract(local, interior)
+};
+
+// Computes a box on behalf of a thread (thread id for per-thread partials).
+using BoxFn = std::function<void(const Box&, int thread)>;
+
+class Scheme {
+ public:
+  virtual ~Scheme() = default;
+  virtual const SchemeInfo& info() const = 0;
+  // How the exchange plan should split x and y faces (see ExchangePlan).
+  virtual int face_pieces() const { return 1; }
+  // One sweep: bring the halo of `field` up to date and call `compute` on
+  // every point of regions.local exactly once, after the halo values it
+  // reads have arrived. Called by the master thread outside any parallel
+  // region; opens its own. Collective over the plan's communicator.
+  virtual void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions,
+                     const BoxFn& compute, Timers& timers) = 0;
+};
+
+using SchemeFactory = std::unique_ptr<Scheme> (*)(const SchemeParams&);
+struct SchemeEntry {
+  SchemeInfo info;
+  SchemeFactory make;
+};
+
+const std::vector<SchemeEntry>& scheme_registry();
+const SchemeEntry* find_scheme(const std::string& name);
+std::string thread_level_name(int level);
+
+// One entry per scheme file (declared here, listed in registry.cpp).
+SchemeEntry masteronly_entry();
+SchemeEntry masteronly_threaded_entry();
+SchemeEntry funneled_entry();
+SchemeEntry multiple_entry();
+SchemeEntry multiple_own_entry();
+SchemeEntry adaptive_entry();
+
+}  // namespace hympi

@@ -1,0 +1,77 @@
+// Runs a kernel under a scheme on a communicator: topology, decomposition,
+// exchange plan, iterations, timing, checksums.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "hympi/exchange.hpp"
+#include "hympi/field.hpp"
+#include "hympi/kernels.hpp"
+#include "hympi/topology.hpp"
+
+namespace hympi {
+
+struct SolveConfig {
+  KernelKind kernel = KernelKind::Jacobi;
+  MatrixFormat format = MatrixFormat::Stencil;
+  std::string scheme = "masteronly";
+  std::array<int, 3> grid{0, 0, 0};
+  bool periodic = false;
+  int iters = 10;            // jacobi, rbgs, spmv
+  int threads = 1;
+  int reserved = 0;          // 0: scheme default (multiple: 1)
+  double tol = 1e-8;         // cg
+  int max_iters = 10000;     // cg
+  int repeat = 1;
+  int ranks_per_node = 0;    // 0: real nodes
+  RankOrder rank_order = RankOrder::Sequential;
+  std::array<int, 3> proc_grid{0, 0, 0};  // 0: chosen node-aware
+};
+
+struct Stats {
+  double min = 0, median = 0, max = 0;
+};
+Stats make_stats(std::vector<double> values);
+
+struct SolveResult {
+  SolveConfig config;
+  int reserved_used = 0;
+  GridChoice grid;
+  NodeMap nodes;
+  int iterations = 0;        // iterations done (cg: until converged)
+  double residual = 0;       // cg: final relative residual
+  double checksum = 0, l2 = 0;
+  Stats time_s;
+  double mlups = 0;
+  long long bytes_intra = 0, bytes_inter = 0;        // all ranks, per exchange
+  long long messages_intra = 0, messages_inter = 0;  // all ranks, per exchange
+  // Per thread and phase, of the median repetition, max over ranks:
+  // phase order of timing.hpp, then idle as the last entry.
+  std::vector<std::array<double, kPhaseCount + 1>> breakdown;
+  double f_comm = 0, f_comp_non = 0, f_comp_overlap = 0;
+};
+
+// Local result of the last repetition, for tests that compare point by point.
+struct LocalSolution {
+  LocalDomain domain;
+  Field field;
+};
+
+// Collective over comm. The config must be valid (see validate_config); the
+// calling program must run with at least the scheme's MPI thread level.
+SolveResult solve(MPI_Comm comm, const SolveConfig& config, LocalSolution* local = nullptr);
+
+// Every problem with a config at once (empty when valid), given the ranks of
+// the communicator. Pure function, no MPI.
+// real_nodes: the nodes found without --ranks-per-node (nullptr: one node);
+// node_memory_bytes: memory of one node (0: not checked).
+std::vector<std::string> validate_config(const SolveConfig& config, int ranks,
+                                         const NodeMap* real_nodes, double node_memory_bytes);
+
+const char* kernel_name(KernelKind k);
+
+}  // namespace hympi

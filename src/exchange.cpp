@@ -1,0 +1,200 @@
+#include "hympi/exchange.hpp"
+
+#include <algorithm>
+
+#include "hympi/error.hpp"
+
+namespace hympi {
+
+LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3>& periodic,
+                      const ProcessGrid& grid) {
+  LocalDomain d;
+  d.global = global;
+  d.periodic = periodic;
+  const auto& dims = grid.choice.dims;
+  for (int a = 0; a < 3; ++a) {
+    Range r = split_range(global[a], dims[a], grid.coords[a]);
+    d.offset[a] = r.offset;
+    d.size[a] = r.size;
+  }
+  for (int dir = 0; dir < kDirections; ++dir) {
+    const int a = dir_axis(dir);
+    std::array<int, 3> c = grid.coords;
+    c[a] += dir_side(dir) == 0 ? -1 : 1;
+    if (c[a] < 0 || c[a] >= dims[a]) {
+      if (!periodic[a]) {
+        d.neighbour[dir] = MPI_PROC_NULL;
+        continue;
+      }
+      c[a] = (c[a] + dims[a]) % dims[a];
+    }
+    d.neighbour[dir] = grid.rank_of(c);
+  }
+  return d;
+}
+
+Box interior_box(const LocalDomain& d) {
+  Box b = d.box();
+  for (int dir = 0; dir < kDirections; ++dir) {
+    if (!d.has_neighbour(dir)) continue;
+    const int a = dir_axis(dir);
+    if (dir_side(dir) == 0)
+      b.lo[a] = std::min(b.lo[a] + 1, b.hi[a]);
+    else
+      b.hi[a] = std::max(b.hi[a] - 1, b.lo[a]);
+  }
+  return b;
+}
+
+ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes,
+                           int pieces)
+    : comm_(comm), pieces_(std::max(1, std::min({pieces, domain.size[2], kMaxPieces}))) {
+  // x and y faces are split along k; z faces are whole. Every rank along the
+  // x and y axes has the same k extent, so pieces match across a face.
+  for (int dir = 0; dir < kDirections; ++dir) {
+    if (!domain.has_neighbour(dir)) continue;
+    const int a = dir_axis(dir);
+    const int face_pieces = a == 2 ? 1 : pieces_;
+    for (int p = 0; p < face_pieces; ++p) {
+      FaceMessage m;
+      m.dir = dir;
+      m.piece = p;
+      m.neighbour = domain.neighbour[dir];
+      m.intra_node = nodes.node_of_rank[m.neighbour] == nodes.node_id;
+      Box face = domain.box();
+      if (a != 2 && face_pieces > 1) {
+        Range r = split_range(domain.size[2], face_pieces, p);
+        face.lo[2] = r.offset;
+        face.hi[2] = r.offset + r.size;
+      }
+      m.send_box = face;
+      m.recv_box = face;
+      if (dir_side(dir) == 0) {
+        m.send_box.hi[a] = 1;
+        m.recv_box.lo[a] = -1;
+        m.recv_box.hi[a] = 0;
+      } else {
+        m.send_box.lo[a] = domain.size[a] - 1;
+        m.recv_box.lo[a] = domain.size[a];
+        m.recv_box.hi[a] = domain.size[a] + 1;
+      }
+      // Tag = the sender's direction and piece: unambiguous even when both
+      // neighbours along an axis are the same rank (or this rank itself).
+      // The stride is a constant: the number of pieces depends on the local
+      // k extent, which differs between z neighbours after an uneven split.
+      m.send_tag = dir * kMaxPieces + p;
+      m.recv_tag = opposite(dir) * kMaxPieces + p;
+      m.send_buf.resize(static_cast<std::size_t>(m.send_box.points()));
+      m.recv_buf.resize(static_cast<std::size_t>(m.recv_box.points()));
+      const int kind = m.intra_node ? 0 : 1;
+      bytes_[kind] += static_cast<long long>(m.send_buf.size() * sizeof(double));
+      count_[kind] += 1;
+      messages_.push_back(std::move(m));
+    }
+  }
+  all_requests_.assign(2 * messages_.size(), MPI_REQUEST_NULL);
+}
+
+ExchangePlan::~ExchangePlan() {
+  // An exception between begin and end can leave requests behind: cancel
+  // receives and free what remains so that no request leaks.
+  for (auto& m : messages_) {
+    if (m.recv_req != MPI_REQUEST_NULL) {
+      MPI_Cancel(&m.recv_req);
+      MPI_Request_free(&m.recv_req);
+    }
+    if (m.send_req != MPI_REQUEST_NULL) MPI_Request_free(&m.send_req);
+  }
+}
+
+void ExchangePlan::post_recv(FaceMessage& m) {
+  HYMPI_CHECK_MPI(MPI_Irecv(m.recv_buf.data(), static_cast<int>(m.recv_buf.size()), MPI_DOUBLE,
+                            m.neighbour, m.recv_tag, comm_, &m.recv_req));
+}
+
+namespace {
+template <typename Fn>
+void for_rows(const Box& b, Fn&& fn) {
+  for (int k = b.lo[2]; k < b.hi[2]; ++k)
+    for (int j = b.lo[1]; j < b.hi[1]; ++j) fn(j, k);
+}
+}  // namespace
+
+void ExchangePlan::pack(FaceMessage& m, const Field& f) {
+  double* out = m.send_buf.data();
+  const int n = m.send_box.extent(0);
+  for_rows(m.send_box, [&](int j, int k) {
+    const double* row = f.data() + f.index(m.send_box.lo[0], j, k);
+    std::copy(row, row + n, out);
+    out += n;
+  });
+}
+
+void ExchangePlan::send(FaceMessage& m) {
+  HYMPI_CHECK_MPI(MPI_Isend(m.send_buf.data(), static_cast<int>(m.send_buf.size()), MPI_DOUBLE,
+                            m.neighbour, m.send_tag, comm_, &m.send_req));
+}
+
+void ExchangePlan::wait_recv(FaceMessage& m) {
+  HYMPI_CHECK_MPI(MPI_Wait(&m.recv_req, MPI_STATUS_IGNORE));
+}
+
+void ExchangePlan::unpack(const FaceMessage& m, Field& f) {
+  const double* in = m.recv_buf.data();
+  const int n = m.recv_box.extent(0);
+  for_rows(m.recv_box, [&](int j, int k) {
+    std::copy(in, in + n, f.data() + f.index(m.recv_box.lo[0], j, k));
+    in += n;
+  });
+}
+
+void ExchangePlan::wait_send(FaceMessage& m) {
+  HYMPI_CHECK_MPI(MPI_Wait(&m.send_req, MPI_STATUS_IGNORE));
+}
+
+namespace {
+// Times a step on a thread's account when one is given.
+template <typename Fn>
+void timed(ThreadTimes* times, Phase phase, Fn&& fn) {
+  if (!times) return fn();
+  PhaseTimer t(*times, phase);
+  fn();
+}
+}  // namespace
+
+void ExchangePlan::begin(const Field& f, ThreadTimes* times) {
+  timed(times, Phase::Comm, [&] {
+    for (auto& m : messages_) post_recv(m);
+  });
+  for (auto& m : messages_) {
+    timed(times, Phase::Pack, [&] { pack(m, f); });
+    timed(times, Phase::Comm, [&] { send(m); });
+  }
+  const std::size_t n = messages_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    all_requests_[i] = messages_[i].recv_req;
+    all_requests_[n + i] = messages_[i].send_req;
+  }
+}
+
+bool ExchangePlan::test_all() {
+  int done = 0;
+  HYMPI_CHECK_MPI(MPI_Testall(static_cast<int>(all_requests_.size()), all_requests_.data(), &done,
+                              MPI_STATUSES_IGNORE));
+  if (done)
+    for (auto& m : messages_) m.recv_req = m.send_req = MPI_REQUEST_NULL;
+  return done != 0;
+}
+
+void ExchangePlan::end(Field& f, ThreadTimes* times) {
+  timed(times, Phase::Comm, [&] {
+    HYMPI_CHECK_MPI(MPI_Waitall(static_cast<int>(all_requests_.size()), all_requests_.data(),
+                                MPI_STATUSES_IGNORE));
+  });
+  for (auto& m : messages_) m.recv_req = m.send_req = MPI_REQUEST_NULL;
+  timed(times, Phase::Unpack, [&] {
+    for (auto& m : messages_) unpack(m, f);
+  });
+}
+
+}  // namespace hympi

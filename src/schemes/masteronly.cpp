@@ -1,0 +1,36 @@
+// masteronly (seed 001 class 2a): the master thread communicates outside
+// parallel regions and packs alone; all threads compute. With one thread
+// this is pure MPI (class 1).
+#include "scheme_util.hpp"
+
+namespace hympi {
+namespace {
+
+class Masteronly final : public Scheme {
+ public:
+  explicit Masteronly(const SchemeParams&) {}
+  const SchemeInfo& info() const override { return masteronly_entry_info(); }
+  static const SchemeInfo& masteronly_entry_info() {
+    static const SchemeInfo i{"masteronly", "2a",
+                              "MPI by the master thread outside parallel regions; master packs "
+                              "alone; all threads compute (pure MPI with --threads 1)",
+                              MPI_THREAD_FUNNELED, false, false, 1};
+    return i;
+  }
+  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
+             Timers& timers) override {
+    plan.begin(field, &timers[0]);
+    plan.end(field, &timers[0]);
+    detail::ErrorSlot errors;
+    detail::compute_all_threads(regions, compute, timers, errors);
+    errors.rethrow();
+  }
+};
+
+std::unique_ptr<Scheme> make(const SchemeParams& p) { return std::make_unique<Masteronly>(p); }
+
+}  // namespace
+
+SchemeEntry masteronly_entry() { return {Masteronly::masteronly_entry_info(), &make}; }
+
+}  // namespace hympi

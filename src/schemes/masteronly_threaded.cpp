@@ -1,0 +1,75 @@
+// masteronly-threaded (seed 001 class 2b, "multiple/masteronly", sec. 5):
+// communication still happens outside the compute regions, but all threads
+// take part in it: each packs, sends, receives and unpacks its share of the
+// messages (needs MPI_THREAD_MULTIPLE). No overlap.
+#include "scheme_util.hpp"
+
+namespace hympi {
+namespace {
+
+const SchemeInfo& entry_info() {
+  static const SchemeInfo i{"masteronly-threaded", "2b",
+                            "communication phase outside the compute regions, shared by all "
+                            "threads: each packs, sends and unpacks its share of the messages",
+                            MPI_THREAD_MULTIPLE, false, false, 1};
+  return i;
+}
+
+class MasteronlyThreaded final : public Scheme {
+ public:
+  explicit MasteronlyThreaded(const SchemeParams&) {}
+  const SchemeInfo& info() const override { return entry_info(); }
+  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
+             Timers& timers) override {
+    const int n = static_cast<int>(timers.size());
+    auto& msgs = plan.messages();
+    const int count = static_cast<int>(msgs.size());
+    detail::ErrorSlot errors;
+#pragma omp parallel num_threads(n)
+    {
+      const int t = omp_get_thread_num();
+      ThreadTimes& tm = timers[t];
+      errors.run([&] {
+        detail::require_threads(n);
+        // Message i belongs to thread i mod n.
+        for (int i = t; i < count; i += n) {
+          PhaseTimer c(tm, Phase::Comm);
+          plan.post_recv(msgs[i]);
+        }
+        for (int i = t; i < count; i += n) {
+          {
+            PhaseTimer p(tm, Phase::Pack);
+            ExchangePlan::pack(msgs[i], field);
+          }
+          PhaseTimer c(tm, Phase::Comm);
+          plan.send(msgs[i]);
+        }
+        for (int i = t; i < count; i += n) {
+          {
+            PhaseTimer c(tm, Phase::Comm);
+            plan.wait_recv(msgs[i]);
+          }
+          PhaseTimer u(tm, Phase::Unpack);
+          ExchangePlan::unpack(msgs[i], field);
+        }
+        for (int i = t; i < count; i += n) {
+          PhaseTimer c(tm, Phase::Comm);
+          plan.wait_send(msgs[i]);
+        }
+      });
+    }
+    errors.rethrow();
+    detail::compute_all_threads(regions, compute, timers, errors);
+    errors.rethrow();
+  }
+};
+
+std::unique_ptr<Scheme> make(const SchemeParams& p) {
+  return std::make_unique<MasteronlyThreaded>(p);
+}
+
+}  // namespace
+
+SchemeEntry masteronly_threaded_entry() { return {entry_info(), &make}; }
+
+}  // namespace hympi

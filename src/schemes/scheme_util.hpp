@@ -1,0 +1,71 @@
+// Helpers shared by the scheme files (private to the library).
+#pragma once
+
+#include <omp.h>
+
+#include <exception>
+#include <stdexcept>
+
+#include "hympi/scheme.hpp"
+
+namespace hympi {
+namespace detail {
+
+// An exception must not leave an OpenMP region (the program would
+// terminate): each thread runs its work through run(), the first exception
+// is kept, and rethrow() raises it after the region on the master thread.
+class ErrorSlot {
+ public:
+  template <typename Fn>
+  void run(Fn&& fn) noexcept {
+    try {
+      fn();
+    } catch (...) {
+#pragma omp critical(hympi_error_slot)
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+  void rethrow() {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::exception_ptr error_;
+};
+
+// The region must have the threads the scheme was built for: a scheme with
+// reserved threads cannot run correctly on fewer.
+inline void require_threads(int wanted) {
+  if (omp_get_num_threads() != wanted)
+    throw std::runtime_error("OpenMP gave " + std::to_string(omp_get_num_threads()) +
+                             " threads, the scheme needs " + std::to_string(wanted));
+}
+
+// Part `part` of every boundary box, for a thread among `parts`.
+inline void compute_boundary_part(const SweepRegions& r, const BoxFn& compute, int parts,
+                                  int part, int thread, ThreadTimes& times) {
+  PhaseTimer t(times, Phase::ComputeBoundary);
+  for (const Box& b : r.boundary) compute(split_box_part(b, parts, part), thread);
+}
+
+// The compute phase of the non-overlapping schemes: all threads share the
+// interior, then the boundary (timed apart so the model sees both).
+inline void compute_all_threads(const SweepRegions& r, const BoxFn& compute, Timers& timers,
+                                ErrorSlot& errors) {
+  const int n = static_cast<int>(timers.size());
+#pragma omp parallel num_threads(n)
+  {
+    const int t = omp_get_thread_num();
+    errors.run([&] {
+      require_threads(n);
+      {
+        PhaseTimer pt(timers[t], Phase::ComputeInterior);
+        compute(split_box_part(r.interior, n, t), t);
+      }
+      compute_boundary_part(r, compute, n, t, t, timers[t]);
+    });
+  }
+}
+
+}  // namespace detail
+}  // namespace hympi
