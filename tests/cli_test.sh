@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The hympi command line under MPI (2 ranks): every bad input exits 2 on every
+# rank within seconds, with one message on rank 0 that says what is wrong;
+# --help works; info and solve write valid JSON documents.
+#   usage: cli_test.sh HYMPI MPIEXEC "PREFLAGS"   (PREFLAGS ;-separated, as CMake passes lists)
+set -u
+hympi=$1
+mpiexec=$2
+IFS=';' read -r -a preflags <<< "${3:-}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+run() {  # run NP ARGS... -> sets rc, out (stdout+stderr)
+  local np=$1
+  shift
+  out=$(timeout 60 "$mpiexec" -n "$np" "${preflags[@]}" "$hympi" "$@" 2>&1)
+  rc=$?
+}
+
+check() {  # check NAME EXPECTED_RC NEEDLE NP ARGS...
+  local name=$1 want=$2 needle=$3 np=$4
+  shift 4
+  run "$np" "$@"
+  local why=""
+  [ "$rc" = 124 ] && why="hung (killed after 60 s)"
+  [ -z "$why" ] && [ "$rc" != "$want" ] && why="exit code $rc, expected $want"
+  [ -z "$why" ] && ! grep -qF -- "$needle" <<< "$out" && why="output lacks '$needle'"
+  if [ -z "$why" ] && [ "$want" = 2 ]; then
+    # One message, from rank 0 only.
+    local n
+    n=$(grep -c "hympi: error" <<< "$out")
+    [ "$n" != 1 ] && why="$n error messages, expected 1 (rank 0 only)"
+  fi
+  if [ -z "$why" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    printf 'FAIL %s: %s\n  command: hympi %s\n  output: %s\n' "$name" "$why" "$*" "$(head -c 600 <<< "$out")"
+  fi
+}
+
+S=(solve --kernel jacobi --iters 2)
+check zero-dimension 2 "dimension '0'" 2 "${S[@]}" --grid 0x8x8
+check negative-dimension 2 "dimension '-4'" 2 "${S[@]}" --grid -4x8x8
+check not-a-number 2 "dimension 'ax'" 2 "${S[@]}" --grid axx8 --grid ax8x8
+check missing-dimension 2 "three dimensions" 2 "${S[@]}" --grid 10x10
+check missing-grid 2 "missing --grid" 2 solve --kernel jacobi
+check too-few-points 2 "each needs >= 1 point" 2 "${S[@]}" --grid 1x1x1
+check unknown-kernel 2 "valid: jacobi, rbgs, spmv, cg" 2 solve --kernel heat --grid 8^3
+check unknown-scheme 2 "valid: masteronly, masteronly-threaded, funneled, multiple, multiple-own, adaptive" 2 "${S[@]}" --grid 8^3 --scheme hybrid
+check negative-iters 2 "--iters must be >= 0" 2 solve --kernel jacobi --grid 8^3 --iters -1
+check zero-threads 2 "--threads must be between 1 and 1024" 2 "${S[@]}" --grid 8^3 --threads 0
+check reserved-too-many 2 "1 <= m < threads" 2 "${S[@]}" --grid 8^3 --scheme multiple --threads 2 --reserved 2
+check reserved-not-taken 2 "takes no --reserved" 2 "${S[@]}" --grid 8^3 --scheme funneled --threads 2 --reserved 1
+check funneled-one-thread 2 "needs at least 2 threads" 2 "${S[@]}" --grid 8^3 --scheme funneled --threads 1
+check multiple-one-thread 2 "needs at least 2 threads" 2 "${S[@]}" --grid 8^3 --scheme multiple --threads 1
+check adaptive-one-thread 2 "needs at least 2 threads" 2 "${S[@]}" --grid 8^3 --scheme adaptive --threads 1
+check proc-grid-product 2 "has 3 processes, but there are 2 ranks" 2 "${S[@]}" --grid 8^3 --proc-grid 1x1x3
+check ranks-per-node 2 "--ranks-per-node 3 does not divide the 2 ranks" 2 "${S[@]}" --grid 8^3 --ranks-per-node 3
+check cg-periodic 2 "cg needs Dirichlet" 2 solve --kernel cg --grid 8^3 --periodic
+check rbgs-periodic-odd 2 "needs even NX, NY, NZ" 2 solve --kernel rbgs --grid 8x8x7 --periodic
+check too-much-memory 2 "MB per node, more than the node's" 2 "${S[@]}" --grid 100000x100000x100000
+check unknown-option 2 "unknown option '--fast'" 2 "${S[@]}" --grid 8^3 --fast
+check json-unwritable 2 "cannot be opened for writing" 2 "${S[@]}" --grid 8^3 --json /nonexistent-dir/out.json
+check unknown-command 2 "unknown command 'run'" 2 run --kernel jacobi
+check no-command 2 "no command given" 2
+check thread-level 2 "needs MPI_THREAD_MULTIPLE, but the MPI library provided MPI_THREAD_FUNNELED" 2 \
+  "${S[@]}" --grid 8^3 --scheme multiple --threads 2 --thread-level funneled
+check all-at-once 2 "--iters must be >= 0" 2 solve --kernel jacobi --grid 8^3 --iters -3 --threads 0 --scheme nope
+grep -qF -- "--threads must be between" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
+  { failed=$((failed + 1)); echo "FAIL all-at-once: not every problem reported"; }
+check bad-format 2 "--format 'dense'" 2 solve --kernel spmv --grid 8^3 --format dense
+check value-missing 2 "--iters needs a value" 2 solve --kernel jacobi --grid 8^3 --iters
+
+check main-help 0 "usage: hympi <command>" 2 --help
+check solve-help 0 "usage: hympi solve" 2 solve --help
+check info-help 0 "usage: hympi info" 2 info --help
+check info-text 0 "multiple-own" 2 info --threads 2
+check pure-mpi 0 "= pure MPI (class 1)" 2 solve --kernel jacobi --grid 8^3 --threads 1
+
+# info --json: the schemes list as SYSTEM.md describes it.
+check info-json 0 "" 2 info --json "$tmp/info.json" --ranks-per-node 1
+python3 - "$tmp/info.json" <<'PY' || { failed=$((failed + 1)); echo "FAIL info-json content"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [s["name"] for s in d["schemes"]]
+assert names == ["masteronly", "masteronly-threaded", "funneled", "multiple", "multiple-own", "adaptive"], names
+for s in d["schemes"]:
+    assert s["mpi_thread_level"].startswith("MPI_THREAD_") and isinstance(s["overlap"], bool)
+    assert isinstance(s["takes_reserved"], bool) and s["class"]
+assert [k["name"] for k in d["kernels"]] == ["jacobi", "rbgs", "spmv", "cg"]
+c = d["context"]
+assert c["schema_version"] == 1 and c["ranks"] == 2 and c["nodes"]["kind"] == "virtual"
+assert len(c["thread_cpus"]) == 2 and c["thread_level_provided"].startswith("MPI_THREAD_")
+PY
+
+# solve --json: one record with the keys the model reads.
+check solve-json 0 "checksum" 2 solve --kernel cg --grid 9x8x7 --scheme funneled --threads 2 --repeat 3 \
+  --json "$tmp/solve.json"
+python3 - "$tmp/solve.json" <<'PY' || { failed=$((failed + 1)); echo "FAIL solve-json content"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["context"]["schema_version"] == 1 and d["context"]["threads_per_rank"] == 2
+(r,) = d["results"]
+for key in ["kernel", "scheme", "grid", "iters", "iterations", "residual", "checksum", "l2", "time_s",
+            "mlups", "breakdown_s", "fractions", "bytes_per_exchange"]:
+    assert key in r, key
+assert r["kernel"] == "cg" and r["scheme"] == "funneled" and r["grid"] == [9, 8, 7]
+assert r["residual"] < 1e-8 and r["iterations"] > 0
+t = r["time_s"]
+assert 0 < t["min"] <= t["median"] <= t["max"]
+assert len(r["breakdown_s"]["comm"]) == 2
+f = r["fractions"]
+assert abs(f["f_comm"] + f["f_comp_non"] + f["f_comp_overlap"] - 1) < 1e-9
+PY
+
+echo "cli_test: $("$mpiexec" --version 2>&1 | head -1)"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,265 @@
+// Unit tests without MPI communication: splits, boxes, the node-aware grid,
+// pack/unpack round trips, argument parsing, configuration checks.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "hympi/hympi.hpp"
+#include "options.hpp"
+
+using namespace hympi;
+
+TEST(Split, UnevenSizesDifferByAtMostOneAndCover) {
+  for (int n = 1; n < 40; ++n)
+    for (int parts = 1; parts <= n; ++parts) {
+      int next = 0, lo = n, hi = 0;
+      for (int p = 0; p < parts; ++p) {
+        Range r = split_range(n, parts, p);
+        EXPECT_EQ(r.offset, next);
+        next += r.size;
+        lo = std::min(lo, r.size);
+        hi = std::max(hi, r.size);
+      }
+      EXPECT_EQ(next, n);
+      EXPECT_LE(hi - lo, 1);
+    }
+}
+
+TEST(Split, TenIntoThree) {
+  EXPECT_EQ(split_range(10, 3, 0).size, 4);
+  EXPECT_EQ(split_range(10, 3, 1).size, 3);
+  EXPECT_EQ(split_range(10, 3, 2).offset, 7);
+}
+
+namespace {
+// Every point of `outer` is in exactly one box.
+void expect_partition(const Box& outer, const std::vector<Box>& boxes) {
+  long long total = 0;
+  for (const Box& b : boxes) total += b.points();
+  EXPECT_EQ(total, outer.points());
+  for (int k = outer.lo[2]; k < outer.hi[2]; ++k)
+    for (int j = outer.lo[1]; j < outer.hi[1]; ++j)
+      for (int i = outer.lo[0]; i < outer.hi[0]; ++i) {
+        int hits = 0;
+        for (const Box& b : boxes)
+          hits += i >= b.lo[0] && i < b.hi[0] && j >= b.lo[1] && j < b.hi[1] && k >= b.lo[2] &&
+                  k < b.hi[2];
+        ASSERT_EQ(hits, 1) << i << "," << j << "," << k;
+      }
+}
+}  // namespace
+
+TEST(Boxes, SubtractGivesDisjointCover) {
+  Box outer{{0, 0, 0}, {6, 5, 4}};
+  Box inner{{1, 1, 1}, {5, 4, 3}};
+  std::vector<Box> parts = subtract(outer, inner);
+  EXPECT_EQ(parts.size(), 6u);
+  parts.push_back(inner);
+  expect_partition(outer, parts);
+  // Only some sides shrunk (a neighbour on -x and +z only).
+  Box inner2{{1, 0, 0}, {6, 5, 3}};
+  auto parts2 = subtract(outer, inner2);
+  EXPECT_EQ(parts2.size(), 2u);
+  parts2.push_back(inner2);
+  expect_partition(outer, parts2);
+}
+
+TEST(Boxes, SplitBoxPartitionsAlongKThenJ) {
+  Box b{{0, 0, 0}, {5, 7, 9}};
+  for (int parts : {1, 2, 3, 4, 9, 10, 13, 40, 63}) {
+    auto boxes = split_box(b, parts);
+    EXPECT_EQ(static_cast<int>(boxes.size()), parts);
+    expect_partition(b, boxes);
+    for (int p = 0; p < parts; ++p) EXPECT_EQ(boxes[p], split_box_part(b, parts, p));
+  }
+  auto two = split_box(b, 2);
+  EXPECT_EQ(two[0].lo[2], 0);
+  EXPECT_EQ(two[0].hi[2], 5);  // 9 planes: 5 + 4
+}
+
+TEST(Boxes, EmptyInteriorWhenLocalBoxIsThin) {
+  Box outer{{0, 0, 0}, {1, 4, 4}};
+  Box inner{{1, 0, 0}, {0, 4, 4}};  // shrunk from both x sides past each other
+  EXPECT_TRUE(inner.empty());
+  auto parts = subtract(outer, inner);
+  expect_partition(outer, parts);
+}
+
+TEST(Grid, NodeAwareBlockCutsFewestInterNodeFaces) {
+  // 2 nodes x 4 ranks on a cube: the node boundary is one plane, and each
+  // node holds a compact 2x2x1-like block.
+  GridChoice g = choose_grid({64, 64, 64}, 2, 4, {false, false, false}, {0, 0, 0});
+  EXPECT_TRUE(g.node_aware);
+  EXPECT_EQ(g.dims[0] * g.dims[1] * g.dims[2], 8);
+  std::array<int, 3> node_dims{g.dims[0] / g.node_block[0], g.dims[1] / g.node_block[1],
+                               g.dims[2] / g.node_block[2]};
+  EXPECT_EQ(face_points({64, 64, 64}, node_dims, {false, false, false}), 64 * 64);
+  // A plain 2x2x2 grid in rank order would put 3 planes' worth across nodes:
+  // the node-aware choice must not be worse than any other 8-rank grid.
+  EXPECT_LE(face_points({64, 64, 64}, g.dims, {false, false, false}), 3LL * 64 * 64);
+}
+
+TEST(Grid, CoordinatesAreAPermutation) {
+  for (int nodes : {1, 2, 3})
+    for (int rpn : {1, 2, 4}) {
+      GridChoice g = choose_grid({30, 30, 30}, nodes, rpn, {true, true, true}, {0, 0, 0});
+      std::set<std::array<int, 3>> seen;
+      for (int n = 0; n < nodes; ++n)
+        for (int q = 0; q < rpn; ++q) seen.insert(grid_coords(g, n * rpn + q, n, q));
+      EXPECT_EQ(static_cast<int>(seen.size()), nodes * rpn);
+      // The ranks of node 0 form a block: their coordinates lie in node_block.
+      for (int q = 0; q < rpn; ++q) {
+        auto c = grid_coords(g, q, 0, q);
+        for (int d = 0; d < 3; ++d) EXPECT_LT(c[d], g.node_block[d]);
+      }
+    }
+}
+
+TEST(Grid, FixedDimsKeptAndThinAxisAvoided) {
+  GridChoice g = choose_grid({64, 64, 64}, 2, 2, {false, false, false}, {1, 1, 4});
+  EXPECT_EQ(g.dims, (std::array<int, 3>{1, 1, 4}));
+  EXPECT_TRUE(g.node_aware);
+  EXPECT_EQ(g.node_block, (std::array<int, 3>{1, 1, 2}));
+  // A grid with 2 points along x cannot take 4 ranks there.
+  GridChoice thin = choose_grid({2, 64, 64}, 1, 4, {false, false, false}, {0, 0, 0});
+  EXPECT_LE(thin.dims[0], 2);
+}
+
+TEST(Exchange, PackUnpackRoundTrip) {
+  Field a({5, 4, 3}), b({5, 4, 3});
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 5; ++i) a.at(i, j, k) = 100 * k + 10 * j + i;
+  FaceMessage m;
+  m.send_box = Box{{4, 0, 0}, {5, 4, 3}};   // +x face
+  m.recv_box = Box{{-1, 0, 0}, {0, 4, 3}};  // -x halo of the other side
+  m.send_buf.resize(m.send_box.points());
+  m.recv_buf.resize(m.recv_box.points());
+  ExchangePlan::pack(m, a);
+  m.recv_buf = m.send_buf;
+  ExchangePlan::unpack(m, b);
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(b.at(-1, j, k), a.at(4, j, k));
+  EXPECT_EQ(b.at(0, 0, 0), 0.0);  // unpack touched only the halo
+}
+
+TEST(Kernels, JacobiBoxMatchesReferenceOnOneBox) {
+  // One sweep on a Dirichlet 6x5x4 grid as one box equals the reference.
+  std::array<int, 3> n{6, 5, 4};
+  Field u(n), v(n);
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 5; ++j)
+      for (int i = 0; i < 6; ++i) u.at(i, j, k) = initial_value(i, j, k);
+  jacobi_box(u, v, u.interior());
+  ReferenceResult ref = reference_solve(KernelKind::Jacobi, n, false, 1, 0, 0);
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 5; ++j)
+      for (int i = 0; i < 6; ++i) EXPECT_EQ(v.at(i, j, k), ref.field[i + 6 * (j + 5 * k)]);
+}
+
+TEST(Kernels, CrsEqualsStencil) {
+  std::array<int, 3> n{5, 4, 3};
+  Field x(n), y1(n), y2(n);
+  for (int k = -1; k <= 3; ++k)
+    for (int j = -1; j <= 4; ++j)
+      for (int i = -1; i <= 5; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1);
+  std::array<bool, 6> all{true, true, true, true, true, true};
+  CrsMatrix a = build_crs(x, all);
+  EXPECT_EQ(a.col.size(), 7u * 60);
+  double d1 = stencil_apply_box(x, y1, x.interior(), kSpmvScale);
+  double d2 = crs_apply_box(a, x, y2, x.interior(), kSpmvScale);
+  EXPECT_NEAR(d1, d2, 1e-12);
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 5; ++i) EXPECT_NEAR(y1.at(i, j, k), y2.at(i, j, k), 1e-15);
+  // Dirichlet on every side: boundary rows drop their outside couplings.
+  CrsMatrix b = build_crs(x, {false, false, false, false, false, false});
+  EXPECT_EQ(b.col.size(), 60u * 7 - 2 * (4 * 3 + 5 * 3 + 5 * 4));
+}
+
+TEST(Reference, CgConvergesOnSmallGrid) {
+  ReferenceResult r = reference_solve(KernelKind::Cg, {8, 8, 8}, false, 0, 1e-10, 1000);
+  EXPECT_LT(r.residual, 1e-10);
+  EXPECT_GT(r.iterations, 5);
+  EXPECT_LT(r.iterations, 100);
+}
+
+using namespace hympi::cli;
+
+TEST(Parse, Numbers) {
+  long long v = 0;
+  EXPECT_TRUE(parse_int("42", 0, 100, v));
+  EXPECT_EQ(v, 42);
+  EXPECT_FALSE(parse_int("4x", 0, 100, v));
+  EXPECT_FALSE(parse_int("", 0, 100, v));
+  EXPECT_FALSE(parse_int("101", 0, 100, v));
+  EXPECT_FALSE(parse_int("99999999999999999999999", 0, 100, v));
+  EXPECT_FALSE(parse_int(" 4", 0, 100, v));
+  double d = 0;
+  EXPECT_TRUE(parse_double("1e-8", d));
+  EXPECT_FALSE(parse_double("nan", d));
+  EXPECT_FALSE(parse_double("1e-8x", d));
+}
+
+TEST(Parse, Grids) {
+  std::array<int, 3> g{};
+  std::string why;
+  EXPECT_TRUE(parse_grid("10x20x30", g, why));
+  EXPECT_EQ(g, (std::array<int, 3>{10, 20, 30}));
+  EXPECT_TRUE(parse_grid("16^3", g, why));
+  EXPECT_EQ(g, (std::array<int, 3>{16, 16, 16}));
+  EXPECT_FALSE(parse_grid("10x10", g, why));
+  EXPECT_NE(why.find("three"), std::string::npos);
+  EXPECT_FALSE(parse_grid("0x10x10", g, why));
+  EXPECT_FALSE(parse_grid("-4x10x10", g, why));
+  EXPECT_FALSE(parse_grid("axbxc", g, why));
+  EXPECT_FALSE(parse_grid("16^2", g, why));
+}
+
+TEST(Parse, CollectsEveryProblemAtOnce) {
+  Options o = parse({"solve", "--kernel", "nope", "--grid", "10x10", "--bogus", "--iters", "x"});
+  EXPECT_EQ(o.errors.size(), 4u);
+  Options ok = parse({"solve", "--kernel=cg", "--grid", "8^3", "--scheme", "funneled", "--threads", "2"});
+  EXPECT_TRUE(ok.errors.empty());
+  EXPECT_EQ(ok.solve.kernel, KernelKind::Cg);
+  EXPECT_EQ(ok.solve.threads, 2);
+  EXPECT_EQ(parse({"frobnicate"}).errors.size(), 1u);
+  EXPECT_TRUE(parse({"solve", "--help"}).help);
+  // The broadcast round trip keeps everything.
+  Options back = from_json(to_json(ok));
+  EXPECT_EQ(back.solve.grid, ok.solve.grid);
+  EXPECT_EQ(back.solve.scheme, "funneled");
+}
+
+TEST(Validate, SemanticErrors) {
+  SolveConfig c;
+  c.grid = {8, 8, 8};
+  c.threads = 1;
+  c.scheme = "funneled";
+  auto e = validate_config(c, 4, nullptr, 0);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("at least 2 threads"), std::string::npos);
+  c.scheme = "multiple";
+  c.threads = 2;
+  c.reserved = 2;
+  EXPECT_EQ(validate_config(c, 4, nullptr, 0).size(), 1u);
+  c.reserved = 1;
+  EXPECT_TRUE(validate_config(c, 4, nullptr, 0).empty());
+  c.scheme = "adaptive";
+  EXPECT_EQ(validate_config(c, 4, nullptr, 0).size(), 1u);  // takes no --reserved
+  c.reserved = 0;
+  c.kernel = KernelKind::Cg;
+  c.periodic = true;
+  EXPECT_EQ(validate_config(c, 4, nullptr, 0).size(), 1u);
+  c.kernel = KernelKind::Rbgs;
+  c.grid = {8, 8, 7};
+  EXPECT_EQ(validate_config(c, 4, nullptr, 0).size(), 1u);
+  c.periodic = false;
+  c.proc_grid = {1, 1, 3};
+  EXPECT_EQ(validate_config(c, 4, nullptr, 0).size(), 1u);
+  c.proc_grid = {0, 0, 0};
+  c.grid = {1, 1, 2};
+  EXPECT_FALSE(validate_config(c, 4, nullptr, 0).empty());  // 4 ranks, 2 points
+  c.grid = {1000, 1000, 1000};
+  EXPECT_FALSE(validate_config(c, 4, nullptr, 1e9).empty());  // 8 GB > 1 GB
+}
