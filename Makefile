@@ -1,0 +1,65 @@
+# hympi: the commands the README gives. Each installs what is missing first
+# (Debian packages as root, the Python environment) and builds what is not built.
+#
+#   make demo    the main job on this machine (for now: every kernel under every scheme)
+#   make test    every test: C++ against Open MPI and MPICH, the Python package
+#   make build   build/bin/hympi against Open MPI (build-mpich/ for MPICH: make build-mpich)
+#   make bench   speed against the STREAM-copy roofline (bench/README.md)
+#   make tsan    ThreadSanitizer build of the exchange and scheme tests, run
+.PHONY: all deps build build-mpich python test test-openmpi test-mpich test-python demo bench tsan clean
+
+JOBS ?= 2
+OMPI_FLAGS := -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi \
+  "-DMPIEXEC_PREFLAGS=--oversubscribe;--bind-to;none"
+MPICH_FLAGS := -DMPI_CXX_COMPILER=mpicxx.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
+  -DHYMPI_TEST_DECOMPOSITIONS=default
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@[ -f build/CMakeCache.txt ] || cmake -S . -B build $(OMPI_FLAGS)
+	@cmake --build build -j $(JOBS)
+
+build-mpich: deps
+	@[ -f build-mpich/CMakeCache.txt ] || cmake -S . -B build-mpich $(MPICH_FLAGS)
+	@cmake --build build-mpich -j $(JOBS)
+
+python: deps
+	@bash scripts/setup-python.sh
+
+test-openmpi: build
+	cd build && ctest --output-on-failure -j 1
+
+test-mpich: build-mpich
+	cd build-mpich && ctest --output-on-failure -j 1
+
+test-python: python
+	.venv/bin/python -m pytest -q python/tests
+
+# Runs every suite even when one fails, then fails if any did.
+test: build build-mpich python
+	@status=0; \
+	$(MAKE) --no-print-directory test-python || status=1; \
+	$(MAKE) --no-print-directory test-openmpi || status=1; \
+	$(MAKE) --no-print-directory test-mpich || status=1; \
+	exit $$status
+
+demo: build
+	@bash scripts/demo.sh
+
+bench: build
+	@bash bench/run_roofline.sh
+
+tsan: deps
+	@[ -f build-tsan/CMakeCache.txt ] || cmake -S . -B build-tsan $(OMPI_FLAGS) -DHYMPI_TSAN=ON \
+	  -DHYMPI_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	@cmake --build build-tsan -j $(JOBS) --target test_exchange test_schemes
+	@bash scripts/tsan.sh
+
+clean:
+	rm -rf build build-mpich build-tsan
