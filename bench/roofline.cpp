@@ -1,0 +1,118 @@
+// Kernel speed against the memory-bandwidth roofline, measured in one
+// invocation: STREAM copy (b[i] = a[i], 16 B per element: one read, one
+// write) interleaved with hympi's jacobi and spmv (stencil and CRS) on one
+// rank, through the library's solve() path. Each round runs every
+// measurement once; the ratios come from the medians over rounds, because
+// the machine is shared and noisy.
+//
+// ratio = (LUP/s x bytes per point) / copy bandwidth. With 16 B per point
+// (stream u in, u_new out) jacobi's ratio is its share of the copy rate.
+//
+//   hympi_roofline [--grid N] [--iters T] [--rounds R] [--threads N]
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hympi/hympi.hpp"
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A plain loop with ordinary stores, as STREAM's copy is usually built. GCC
+// would otherwise turn it into memcpy, whose non-temporal stores skip the
+// write-allocate traffic that every stencil store pays.
+__attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) void copy_loop(
+    const double* __restrict a, double* __restrict b, long n) {
+#pragma omp parallel for simd schedule(static)
+  for (long i = 0; i < n; ++i) b[i] = a[i];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int n = 256, iters = 10, rounds = 5, threads = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    const int v = std::atoi(argv[i + 1]);
+    if (v < 1) {
+      std::fprintf(stderr, "hympi_roofline: %s needs a positive integer\n", a.c_str());
+      MPI_Finalize();
+      return 2;
+    }
+    if (a == "--grid") n = v;
+    else if (a == "--iters") iters = v;
+    else if (a == "--rounds") rounds = v;
+    else if (a == "--threads") threads = v;
+    else {
+      std::fprintf(stderr, "hympi_roofline: unknown option %s\n", a.c_str());
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  omp_set_num_threads(threads);
+  const long elems = static_cast<long>(n + 2) * (n + 2) * (n + 2);
+  std::vector<double> a(elems, 1.0), b(elems, 0.0);
+
+  struct Case {
+    const char* name;
+    hympi::KernelKind kernel;
+    hympi::MatrixFormat format;
+    double bytes_per_point;
+  };
+  const hympi::KernelInfo* spmv = hympi::find_kernel("spmv");
+  const Case cases[] = {
+      {"jacobi", hympi::KernelKind::Jacobi, hympi::MatrixFormat::Stencil, 16.0},
+      {"spmv-stencil", hympi::KernelKind::Spmv, hympi::MatrixFormat::Stencil, spmv->bytes_per_point},
+      {"spmv-crs", hympi::KernelKind::Spmv, hympi::MatrixFormat::Crs, spmv->bytes_per_point_crs},
+  };
+  std::vector<double> copy_bw;
+  std::vector<std::vector<double>> lups(3);
+  for (int r = 0; r < rounds; ++r) {
+    copy_loop(a.data(), b.data(), elems);  // warm
+    const double t0 = omp_get_wtime();
+    for (int rep = 0; rep < iters; ++rep) copy_loop(a.data(), b.data(), elems);
+    const double t = omp_get_wtime() - t0;
+    copy_bw.push_back(16.0 * elems * iters / t);
+    for (int c = 0; c < 3; ++c) {
+      hympi::SolveConfig cfg;
+      cfg.kernel = cases[c].kernel;
+      cfg.format = cases[c].format;
+      cfg.grid = {n, n, n};
+      cfg.iters = iters;
+      cfg.threads = threads;
+      const hympi::SolveResult res = hympi::solve(MPI_COMM_WORLD, cfg);
+      lups[c].push_back(res.mlups * 1e6);
+    }
+  }
+  const double bw = median(copy_bw);
+  std::printf("# hympi roofline: %d^3 grid, %d iterations, %d rounds (medians), %d thread(s), 1 rank\n",
+              n, iters, rounds, threads);
+  std::printf("# %-14s %12s %10s %14s %8s\n", "kernel", "MLUP/s", "B/point", "GB/s (bytes)", "ratio");
+  std::printf("  %-14s %12s %10s %14.2f %8s\n", "stream-copy", "-", "16", bw / 1e9, "1.000");
+  for (int c = 0; c < 3; ++c) {
+    const double l = median(lups[c]);
+    const double eff = l * cases[c].bytes_per_point;
+    std::printf("  %-14s %12.1f %10.0f %14.2f %8.3f\n", cases[c].name, l / 1e6,
+                cases[c].bytes_per_point, eff / 1e9, eff / bw);
+  }
+  std::printf("# copy GB/s per round:");
+  for (double x : copy_bw) std::printf(" %.2f", x / 1e9);
+  std::printf("\n# jacobi MLUP/s per round:");
+  for (double x : lups[0]) std::printf(" %.1f", x / 1e6);
+  std::printf("\n");
+  MPI_Finalize();
+  return 0;
+}
