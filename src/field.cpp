@@ -6,11 +6,12 @@ Field::Field(std::array<int, 3> n) : n_(n) {
   sj_ = n[0] + 2;
   sk_ = sj_ * (n[1] + 2);
   const std::ptrdiff_t planes = n[2] + 2;
-  // Not value-initialised by the vector: the parallel loop below is the first
-  // touch, so each plane's pages land on the NUMA domain of its thread.
-  data_.reserve(static_cast<std::size_t>(sk_ * planes));
-  data_.resize(static_cast<std::size_t>(sk_ * planes));
-  double* d = data_.data();
+  // new double[] leaves the values uninitialised, so the parallel loop below
+  // is the first touch: each plane's pages land on the NUMA domain of the
+  // thread that will compute it (static schedule, as the kernels use).
+  size_ = static_cast<std::size_t>(sk_ * planes);
+  data_.reset(new double[size_]);
+  double* d = data_.get();
   const std::ptrdiff_t sk = sk_;
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t k = 0; k < planes; ++k)

@@ -3,7 +3,7 @@
 
 #include <array>
 #include <cstddef>
-#include <vector>
+#include <memory>
 
 #include "hympi/box.hpp"
 
@@ -26,15 +26,16 @@ class Field {
   }
   double& at(int i, int j, int k) { return data_[index(i, j, k)]; }
   double at(int i, int j, int k) const { return data_[index(i, j, k)]; }
-  double* data() { return data_.data(); }
-  const double* data() const { return data_.data(); }
-  std::size_t storage_size() const { return data_.size(); }
+  double* data() { return data_.get(); }
+  const double* data() const { return data_.get(); }
+  std::size_t storage_size() const { return size_; }
   Box interior() const { return Box{{0, 0, 0}, n_}; }
 
  private:
   std::array<int, 3> n_{0, 0, 0};
   std::ptrdiff_t sj_ = 0, sk_ = 0;
-  std::vector<double> data_;
+  std::size_t size_ = 0;
+  std::unique_ptr<double[]> data_;  // not value-initialised: see the constructor
 };
 
 }  // namespace hympi
