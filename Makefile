@@ -55,9 +55,12 @@ demo: build
 bench: build
 	@bash bench/run_roofline.sh
 
+# clang with LLVM's libomp: its Archer tool tells ThreadSanitizer about
+# OpenMP's barriers (GCC's libgomp is invisible to it: false reports).
 tsan: deps
+	@bash scripts/install-deps.sh clang libomp-dev
 	@[ -f build-tsan/CMakeCache.txt ] || cmake -S . -B build-tsan $(OMPI_FLAGS) -DHYMPI_TSAN=ON \
-	  -DHYMPI_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	  -DCMAKE_CXX_COMPILER=clang++ -DHYMPI_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	@cmake --build build-tsan -j $(JOBS) --target test_exchange test_schemes
 	@bash scripts/tsan.sh
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hympi needs, skipping what is installed.
+# Extra package names on the command line are added (make tsan: clang libomp-dev).
 # As root: one apt-get update, then a non-interactive install of what is
 # missing. Otherwise: prints the exact apt-get line and exits 1.
 set -euo pipefail
@@ -11,6 +12,7 @@ packages=(
   hwloc libhwloc-dev              # topology tools (hwloc-ls, hwloc-bind)
   nlohmann-json3-dev              # JSON output
   libgtest-dev                    # unit tests
+  "$@"
 )
 
 missing=()
