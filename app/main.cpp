@@ -69,6 +69,11 @@ Verdict judge(const std::vector<std::string>& args, int size, int provided, cons
                        " (requested " + thread_level_name(requested_thread_level(o)) + ")");
     }
   }
+  if (o.command == Command::Bench && errors.empty()) {
+    for (auto& e : bench::validate(o.bench, size, o.solve.ranks_per_node, o.solve.threads, provided,
+                                   real, node_memory_bytes()))
+      errors.push_back(e);
+  }
   if (o.command == Command::Info && (o.solve.threads < 1 || o.solve.threads > 1024))
     errors.push_back("--threads must be between 1 and 1024");
   if (o.command == Command::Info && o.solve.ranks_per_node > 0 && size % o.solve.ranks_per_node)
@@ -171,6 +176,17 @@ int run_solve(const Options& o, int requested, int provided, const std::string& 
   return kExitOk;
 }
 
+int run_bench(const Options& o, int requested, int provided, const std::string& cmd) {
+  bench::BenchContext ctx;
+  ctx.comm = MPI_COMM_WORLD;
+  ctx.threads = o.solve.threads;
+  ctx.provided = provided;
+  ctx.ranks_per_node = o.solve.ranks_per_node;
+  ctx.rank_order = o.solve.rank_order;
+  ctx.opt = o.bench;
+  return bench::run_benchmark(ctx, requested, o.json_path, cmd);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,8 +220,9 @@ int main(int argc, char** argv) {
     } else if (v.status == kExitOk) {
       const Options o = from_json(nlohmann::json::parse(v.payload));
       const std::string cmd = command_line(argc, argv);
-      code = o.command == Command::Info ? run_info(o, requested, provided, cmd)
-                                        : run_solve(o, requested, provided, cmd);
+      code = o.command == Command::Info    ? run_info(o, requested, provided, cmd)
+             : o.command == Command::Bench ? run_bench(o, requested, provided, cmd)
+                                           : run_solve(o, requested, provided, cmd);
     }
   } catch (const std::exception& e) {
     // A failure on one rank after validation: say where, and take every rank

@@ -37,6 +37,27 @@ bool parse_double(const std::string& text, double& out) {
   return true;
 }
 
+bool parse_bytes(const std::string& text, long long& out) {
+  static const std::pair<const char*, long long> suffixes[] = {
+      {"KiB", 1LL << 10}, {"MiB", 1LL << 20}, {"GiB", 1LL << 30}, {"kB", 1000}, {"MB", 1000000},
+      {"GB", 1000000000}, {"k", 1000}, {"M", 1000000}, {"G", 1000000000}};
+  std::string digits = text;
+  long long unit = 1;
+  for (const auto& [suffix, factor] : suffixes) {
+    const std::string sfx = suffix;
+    if (text.size() > sfx.size() && text.compare(text.size() - sfx.size(), sfx.size(), sfx) == 0) {
+      digits = text.substr(0, text.size() - sfx.size());
+      unit = factor;
+      break;
+    }
+  }
+  long long v = 0;
+  if (digits.empty() || digits[0] == '+' || digits[0] == '-') return false;
+  if (!parse_int(digits, 1, (1LL << 30) / unit, v)) return false;
+  out = v * unit;
+  return true;
+}
+
 namespace {
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -101,6 +122,10 @@ int requested_thread_level(const Options& o) {
     if (l >= 0) return l;
   }
   if (o.command == Command::Info) return MPI_THREAD_MULTIPLE;  // report the most on offer
+  if (o.command == Command::Bench) {
+    const bench::Benchmark* b = bench::find_benchmark(o.bench.name);
+    return b ? b->thread_level : MPI_THREAD_FUNNELED;
+  }
   if (const SchemeEntry* e = find_scheme(o.solve.scheme)) return e->info.thread_level;
   return MPI_THREAD_FUNNELED;
 }
@@ -114,6 +139,7 @@ std::string main_usage() {
          "commands:\n"
          "  solve   run a kernel under a hybrid scheme (hympi solve --help)\n"
          "  info    schemes, kernels, MPI library, thread level, node map, thread CPUs\n"
+         "  bench   communication benchmarks: beff, cyclic3d, internode, ratio, overlap, pack\n"
          "\n"
          "hympi <command> --help shows the options of a command.\n";
 }
@@ -170,6 +196,34 @@ std::string info_help() {
          "  --help                this text\n";
 }
 
+std::string bench_help(const std::string& name) {
+  const std::string common =
+      "  --repeat R            timed repetitions after one warm-up (default 3)\n"
+      "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
+      "  --ranks-per-node R    virtual nodes of R ranks (default: real nodes)\n"
+      "  --rank-order O        sequential | round-robin: ranks onto virtual nodes\n"
+      "  --json PATH           write the JSON result document (rank 0)\n"
+      "  --help                this text\n"
+      "\n"
+      "Sizes are bytes, optionally with a suffix: kB, MB, GB (10^3, 10^6, 10^9) or\n"
+      "KiB, MiB, GiB. Times are the maximum over ranks, reported as min / median / max.\n";
+  if (const bench::Benchmark* b = bench::find_benchmark(name))
+    return "usage: hympi bench " + b->name + " [options]\n\n" + b->description + "\n\n" + b->help +
+           common;
+  std::string s =
+      "usage: hympi bench <benchmark> [options]\n"
+      "\n"
+      "Communication benchmarks (SYSTEM.md, \"Benchmarks\"); hympi bench <benchmark> --help\n"
+      "shows a benchmark's options.\n"
+      "\n"
+      "benchmarks:\n";
+  for (const auto& b : bench::benchmark_registry()) {
+    std::string pad(b.name.size() < 10 ? 10 - b.name.size() : 1, ' ');
+    s += "  " + b.name + pad + b.description + "\n";
+  }
+  return s + "\ncommon options:\n" + common;
+}
+
 int default_threads() {
   const char* env = std::getenv("OMP_NUM_THREADS");
   long long v = 0;
@@ -198,8 +252,12 @@ Options parse(const std::vector<std::string>& args) {
   } else if (cmd == "info") {
     o.command = Command::Info;
     o.help_text = info_help();
+  } else if (cmd == "bench") {
+    o.command = Command::Bench;
+    if (args.size() > 1 && args[1].rfind("-", 0) != 0) o.bench.name = args[1];
+    o.help_text = bench_help(o.bench.name);
   } else {
-    o.errors.push_back("unknown command '" + cmd + "' (valid: solve, info)");
+    o.errors.push_back("unknown command '" + cmd + "' (valid: solve, info, bench)");
     return o;
   }
 
@@ -290,8 +348,56 @@ Options parse(const std::vector<std::string>& args) {
     };
     flags["--periodic"] = [&] { s.periodic = true; };
   }
+  if (o.command == Command::Bench) {
+    auto& b = o.bench;
+    auto list = [&](const std::string& name, const std::string& v, auto&& one) {
+      const auto parts = split(v, ',');
+      if (v.empty()) e.push_back(name + " is empty: expected a comma-separated list");
+      for (const auto& p : parts)
+        if (!v.empty() && !one(p)) break;
+    };
+    with_value["--repeat"] = [&](const std::string& v) { int_opt("--repeat", 1, 100000, v, b.repeat); };
+    with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
+    with_value["--lmax"] = [&](const std::string& v) {
+      b.lmax_given = true;
+      if (!parse_bytes(v, b.lmax))
+        e.push_back("--lmax '" + v + "': expected a byte count such as 65536, 64kB or 8MB");
+    };
+    with_value["--sizes"] = [&](const std::string& v) {
+      b.sizes.clear();
+      list("--sizes", v, [&](const std::string& p) {
+        long long x = 0;
+        if (parse_bytes(p, x)) {
+          b.sizes.push_back(x);
+          return true;
+        }
+        e.push_back("--sizes '" + v + "': '" + p + "' is not a byte count such as 2MB");
+        return false;
+      });
+    };
+    auto int_list = [&](const std::string& name, long long lo, long long hi, std::vector<int>& to) {
+      return [&, name, lo, hi](const std::string& v) {
+        to.clear();
+        list(name, v, [&](const std::string& p) {
+          long long x = 0;
+          if (parse_int(p, lo, hi, x)) {
+            to.push_back(static_cast<int>(x));
+            return true;
+          }
+          e.push_back(name + " '" + v + "': '" + p + "' is not an integer between " +
+                      std::to_string(lo) + " and " + std::to_string(hi));
+          return false;
+        });
+      };
+    };
+    with_value["--nk-loc"] = int_list("--nk-loc", 1, 1 << 20, b.nk_loc);
+    with_value["--faces"] = int_list("--faces", 1, 4096, b.faces);
+    with_value["--plane"] = [&](const std::string& v) { int_opt("--plane", 1, 1 << 20, v, b.plane); };
+    with_value["--iters"] = [&](const std::string& v) { int_opt("--iters", 1, big, v, b.iters); };
+  }
 
-  for (std::size_t i = 1; i < args.size(); ++i) {
+  const std::size_t first = o.command == Command::Bench && !o.bench.name.empty() ? 2 : 1;
+  for (std::size_t i = first; i < args.size(); ++i) {
     std::string a = args[i];
     std::string value;
     bool inline_value = false;
@@ -337,6 +443,12 @@ Options parse(const std::vector<std::string>& args) {
     o.errors.clear();
     return o;
   }
+  if (o.command == Command::Bench) {
+    if (o.bench.name.empty())
+      e.push_back("missing benchmark name (valid: " + bench::benchmark_names() + ")");
+    else if (!bench::find_benchmark(o.bench.name))
+      e.push_back("unknown benchmark '" + o.bench.name + "' (valid: " + bench::benchmark_names() + ")");
+  }
   if (o.command == Command::Solve) {
     if (!have_kernel) e.push_back("missing --kernel (valid: " + names_of_kernels() + ")");
     if (!have_grid) e.push_back("missing --grid NXxNYxNZ");
@@ -364,7 +476,17 @@ nlohmann::json to_json(const Options& o) {
           {"repeat", s.repeat},
           {"ranks_per_node", s.ranks_per_node},
           {"rank_order", static_cast<int>(s.rank_order)},
-          {"proc_grid", s.proc_grid}};
+          {"proc_grid", s.proc_grid},
+          {"bench",
+           {{"name", o.bench.name},
+            {"repeat", o.bench.repeat},
+            {"lmax", o.bench.lmax},
+            {"lmax_given", o.bench.lmax_given},
+            {"sizes", o.bench.sizes},
+            {"plane", o.bench.plane},
+            {"nk_loc", o.bench.nk_loc},
+            {"iters", o.bench.iters},
+            {"faces", o.bench.faces}}}};
 }
 
 Options from_json(const nlohmann::json& j) {
@@ -389,6 +511,16 @@ Options from_json(const nlohmann::json& j) {
   s.ranks_per_node = j.at("ranks_per_node");
   s.rank_order = static_cast<RankOrder>(j.at("rank_order").get<int>());
   s.proc_grid = j.at("proc_grid");
+  const auto& b = j.at("bench");
+  o.bench.name = b.at("name");
+  o.bench.repeat = b.at("repeat");
+  o.bench.lmax = b.at("lmax");
+  o.bench.lmax_given = b.at("lmax_given");
+  o.bench.sizes = b.at("sizes").get<std::vector<long long>>();
+  o.bench.plane = b.at("plane");
+  o.bench.nk_loc = b.at("nk_loc").get<std::vector<int>>();
+  o.bench.iters = b.at("iters");
+  o.bench.faces = b.at("faces").get<std::vector<int>>();
   return o;
 }
 

@@ -8,17 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench.hpp"
 #include "hympi/solver.hpp"
 
 namespace hympi::cli {
 
-enum class Command { None, Solve, Info };
+enum class Command { None, Solve, Info, Bench };
 
 struct Options {
   Command command = Command::None;
   bool help = false;
   std::string help_text;            // what --help prints for this command
-  SolveConfig solve;
+  SolveConfig solve;                // also threads / ranks per node of info and bench
+  bench::BenchOptions bench;        // hympi bench NAME
   std::string json_path;            // --json PATH ("" = none)
   bool json_stdout = false;         // info --json without a path
   std::string thread_level;         // --thread-level (empty: scheme's need)
@@ -32,6 +34,9 @@ bool parse_int(const std::string& text, long long lo, long long hi, long long& o
 bool parse_double(const std::string& text, double& out);
 // "NXxNYxNZ" or "N^3"; on failure returns false and explains in `why`.
 bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why);
+// A byte count: digits with an optional suffix kB or k (10^3), MB or M (10^6),
+// GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); 1 .. 2^31 - 1.
+bool parse_bytes(const std::string& text, long long& out);
 
 // The thread level a run asks MPI for: --thread-level if given, else what the
 // scheme needs (FUNNELED if the scheme is unknown, so that init still works

@@ -1,0 +1,196 @@
+// beff: the effective bandwidth of Rabenseifner & Koniges (SYSTEM.md,
+// "Benchmarks"). Patterns:
+//  - ring patterns "ring-K": the ranks split into rings of K consecutive ranks
+//    (K = 2, 4, 8, ... below the rank count, and K = all ranks; the last ring
+//    takes the ranks left over); each rank sends L bytes to its left and its
+//    right neighbour and receives L from each;
+//  - random patterns "random-I" (I = 0, 1, 2): one ring over a random
+//    permutation of all ranks (mt19937 seeded with I, the same on every rank).
+// Methods Sendrecv, Alltoallv and Irecv/Isend/Waitall. A point's bandwidth is
+// the bytes all ranks sent / the best repetition's time (max over ranks).
+// Per pattern and length the best method counts; the pattern's value is the
+// arithmetic mean over the 21 lengths; b_eff is the geometric mean of the
+// geometric means of the ring and of the random patterns.
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+#include <random>
+
+#include "bench.hpp"
+#include "hympi/error.hpp"
+
+namespace hympi::bench {
+namespace {
+
+struct Pattern {
+  std::string name;
+  bool random = false;
+  std::vector<int> order;  // ranks in ring order, split into rings of ring_size
+  int ring_size = 0;
+};
+
+std::vector<Pattern> beff_patterns(int P) {
+  std::vector<Pattern> pats;
+  std::vector<int> seq(P);
+  for (int r = 0; r < P; ++r) seq[r] = r;
+  for (int k = 2; k < P; k *= 2) pats.push_back({"ring-" + std::to_string(k), false, seq, k});
+  pats.push_back({"ring-" + std::to_string(P), false, seq, P});
+  for (int i = 0; i < 3; ++i) {
+    std::mt19937 gen(static_cast<unsigned>(i));
+    std::vector<int> perm = seq;
+    for (int j = P - 1; j > 0; --j) {  // Fisher-Yates with the specified engine
+      const int k = static_cast<int>(gen() % static_cast<unsigned>(j + 1));
+      std::swap(perm[j], perm[k]);
+    }
+    pats.push_back({"random-" + std::to_string(i), true, perm, P});
+  }
+  return pats;
+}
+
+// This rank's (send to, receive from) pairs: right then left.
+std::vector<Pair> ring_pairs(const Pattern& p, int rank) {
+  const int P = static_cast<int>(p.order.size());
+  const int pos = static_cast<int>(std::find(p.order.begin(), p.order.end(), rank) - p.order.begin());
+  const int rings = std::max(1, P / p.ring_size);
+  const int ring = std::min(pos / p.ring_size, rings - 1);
+  const int start = ring * p.ring_size;
+  const int len = ring == rings - 1 ? P - start : p.ring_size;
+  const int right = p.order[start + (pos - start + 1) % len];
+  const int left = p.order[start + (pos - start + len - 1) % len];
+  return {{right, left}, {left, right}};
+}
+
+std::vector<nlohmann::json> run_beff(BenchContext& ctx) {
+  const auto lengths = beff_lengths(ctx.opt.lmax);
+  const auto patterns = beff_patterns(ctx.size);
+  std::vector<char> sbuf(2 * ctx.opt.lmax, 1), rbuf(2 * ctx.opt.lmax, 0);
+  Traffic sent;
+  std::vector<nlohmann::json> records;
+  std::vector<std::vector<double>> ring_bw, random_bw;
+  std::vector<double> ring_lmax, random_lmax;
+  std::ostream* out = ctx.out;
+  if (out)
+    *out << "# patterns: ring-K = rings of K consecutive ranks, random-I = one ring over a random\n"
+            "# permutation; each rank sends L to both ring neighbours. MB/s = bytes sent by all\n"
+            "# ranks / time of the best repetition\n"
+         << std::left << std::setw(10) << "# pattern" << std::right << std::setw(10) << "bytes"
+         << std::setw(14) << "sendrecv" << std::setw(14) << "alltoallv" << std::setw(14)
+         << "nonblocking" << std::setw(14) << "best MB/s" << "\n";
+  for (const auto& p : patterns) {
+    const auto pairs = ring_pairs(p, ctx.rank);
+    std::vector<double> per_length;
+    for (long long L : lengths) {
+      double best = 0;
+      std::vector<double> bw_of_method;
+      for (Method m : kMethods) {
+        Timing t = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(L), sent,
+                                 [&] { exchange(ctx.comm, m, pairs, L, sbuf, rbuf, sent); });
+        const double bw = static_cast<double>(t.bytes_moved) / t.best / 1e6;
+        best = std::max(best, bw);
+        bw_of_method.push_back(bw);
+        records.push_back({{"kind", "point"},
+                           {"pattern", p.name},
+                           {"pattern_kind", p.random ? "random" : "ring"},
+                           {"method", method_name(m)},
+                           {"bytes", L},
+                           {"bytes_moved", t.bytes_moved},
+                           {"messages", t.messages},
+                           {"time_s", stats_json(t.stats)},
+                           {"bandwidth_MBps", bw}});
+      }
+      per_length.push_back(best);
+      if (out)
+        *out << std::left << std::setw(10) << p.name << std::right << std::setw(10) << L << std::fixed
+             << std::setprecision(2) << std::setw(14) << bw_of_method[0] << std::setw(14)
+             << bw_of_method[1] << std::setw(14) << bw_of_method[2] << std::setw(14) << best << "\n"
+             << std::defaultfloat;
+    }
+    (p.random ? random_lmax : ring_lmax).push_back(per_length.back());
+    (p.random ? random_bw : ring_bw).push_back(per_length);
+  }
+  const BeffAverages avg = beff_average(ring_bw, random_bw);
+  const double at_lmax = geometric_mean({geometric_mean(ring_lmax), geometric_mean(random_lmax)});
+
+  // Ping-pong between rank 0 and the first rank on another node (rank 1 on
+  // one node): one-way time = round trip / 2.
+  int partner = 1;
+  for (int r = 1; r < ctx.size; ++r)
+    if (ctx.nodes.node_of_rank[r] != ctx.nodes.node_of_rank[0]) {
+      partner = r;
+      break;
+    }
+  if (out)
+    *out << "# ping-pong rank 0 <-> rank " << partner << " ("
+         << (ctx.nodes.node_of_rank[partner] != ctx.nodes.node_of_rank[0] ? "inter" : "intra")
+         << "-node); one-way time = round trip / 2 (median); MB/s of the best repetition\n"
+         << std::left << std::setw(10) << "# bytes" << std::right << std::setw(16) << "one-way s"
+         << std::setw(14) << "MB/s" << "\n";
+  double pingpong_lmax = 0;
+  for (long long L : lengths) {
+    const int n = static_cast<int>(L);
+    Timing t = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(L), sent, [&] {
+      if (ctx.rank == 0) {
+        HYMPI_CHECK_MPI(MPI_Send(sbuf.data(), n, MPI_BYTE, partner, 9, ctx.comm));
+        sent.add(L);
+        HYMPI_CHECK_MPI(MPI_Recv(rbuf.data(), n, MPI_BYTE, partner, 9, ctx.comm, MPI_STATUS_IGNORE));
+      } else if (ctx.rank == partner) {
+        HYMPI_CHECK_MPI(MPI_Recv(rbuf.data(), n, MPI_BYTE, 0, 9, ctx.comm, MPI_STATUS_IGNORE));
+        HYMPI_CHECK_MPI(MPI_Send(sbuf.data(), n, MPI_BYTE, 0, 9, ctx.comm));
+        sent.add(L);
+      }
+    });
+    const Stats one_way{t.stats.min / 2, t.stats.median / 2, t.stats.max / 2};
+    // Best repetition, as for the patterns (and as NetPIPE reports).
+    const double bw = static_cast<double>(L) / one_way.min / 1e6;
+    if (L == ctx.opt.lmax) pingpong_lmax = bw;
+    records.push_back({{"kind", "pingpong"},
+                       {"partner", partner},
+                       {"bytes", L},
+                       {"bytes_moved", t.bytes_moved},
+                       {"messages", t.messages},
+                       {"time_s", stats_json(one_way)},
+                       {"bandwidth_MBps", bw}});
+    if (out)
+      *out << std::left << std::setw(10) << L << std::right << std::setw(16) << std::scientific
+           << std::setprecision(3) << one_way.median << std::fixed << std::setprecision(2)
+           << std::setw(14) << bw << "\n"
+           << std::defaultfloat;
+  }
+
+  nlohmann::json per_pattern = nlohmann::json::object();
+  for (std::size_t i = 0; i < patterns.size(); ++i) per_pattern[patterns[i].name] = avg.per_pattern[i];
+  records.push_back({{"kind", "summary"},
+                     {"b_eff_MBps", avg.b_eff},
+                     {"b_eff_per_process_MBps", avg.b_eff / ctx.size},
+                     {"ring_MBps", avg.ring},
+                     {"random_MBps", avg.random},
+                     {"pattern_average_MBps", per_pattern},
+                     {"at_lmax_MBps", at_lmax},
+                     {"at_lmax_per_process_MBps", at_lmax / ctx.size},
+                     {"pingpong_lmax_MBps", pingpong_lmax},
+                     {"pingpong_partner", partner},
+                     {"lmax_bytes", ctx.opt.lmax},
+                     {"lengths", lengths}});
+  if (out)
+    *out << std::fixed << std::setprecision(2) << "# b_eff             " << avg.b_eff << " MB/s  ("
+         << avg.b_eff / ctx.size << " per process; ring " << avg.ring << ", random " << avg.random
+         << ")\n# b_eff at Lmax     " << at_lmax << " MB/s  (" << at_lmax / ctx.size
+         << " per process), Lmax = " << ctx.opt.lmax << " bytes\n# ping-pong at Lmax "
+         << pingpong_lmax << " MB/s\n"
+         << std::defaultfloat;
+  return records;
+}
+
+}  // namespace
+
+Benchmark beff_benchmark() {
+  Benchmark b;
+  b.name = "beff";
+  b.description = "effective bandwidth b_eff (Rabenseifner & Koniges): ring and random patterns";
+  b.help = "  --lmax BYTES          largest message (default 8MB; 4kB .. node memory / 128)\n";
+  b.min_ranks = 2;
+  b.run = run_beff;
+  return b;
+}
+
+}  // namespace hympi::bench

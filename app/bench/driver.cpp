@@ -1,0 +1,243 @@
+// The shared parts of every benchmark: lengths, timing, averaging,
+// validation, and the document.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "bench.hpp"
+#include "context.hpp"
+#include "hympi/error.hpp"
+#include "hympi/scheme.hpp"
+#include "output.hpp"
+
+namespace hympi::bench {
+
+std::vector<long long> beff_lengths(long long lmax) {
+  std::vector<long long> l;
+  for (long long b = 1; b <= 4096; b *= 2) l.push_back(b);
+  for (int j = 1; j <= 8; ++j)
+    l.push_back(j == 8 ? lmax
+                       : std::llround(4096.0 * std::pow(static_cast<double>(lmax) / 4096.0, j / 8.0)));
+  return l;
+}
+
+int loop_count(long long bytes) {
+  return static_cast<int>(std::clamp<long long>(1000000 / (bytes + 90000), 1, 10));
+}
+
+Timing time_exchange(MPI_Comm comm, int repeat, int loop, Traffic& sent,
+                     const std::function<void()>& body) {
+  Timing t;
+  sent = Traffic{};
+  HYMPI_CHECK_MPI(MPI_Barrier(comm));
+  body();  // warm-up, and the call whose sends are counted
+  long long mine[2] = {sent.bytes, sent.messages}, all[2] = {0, 0};
+  HYMPI_CHECK_MPI(MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, comm));
+  t.bytes_moved = all[0];
+  t.messages = all[1];
+  for (int r = 0; r < repeat; ++r) {
+    HYMPI_CHECK_MPI(MPI_Barrier(comm));
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < loop; ++i) body();
+    double local = (MPI_Wtime() - t0) / loop, worst = 0;
+    HYMPI_CHECK_MPI(MPI_Allreduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, comm));
+    t.times.push_back(worst);
+  }
+  t.stats = make_stats(t.times);
+  t.best = t.stats.min;
+  return t;
+}
+
+double arithmetic_mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double geometric_mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) {
+    if (!(x > 0)) return 0;
+    s += std::log(x);
+  }
+  return std::exp(s / static_cast<double>(v.size()));
+}
+
+BeffAverages beff_average(const std::vector<std::vector<double>>& ring_bw,
+                          const std::vector<std::vector<double>>& random_bw) {
+  BeffAverages a;
+  std::vector<double> ring, random;
+  for (const auto& p : ring_bw) ring.push_back(arithmetic_mean(p));
+  for (const auto& p : random_bw) random.push_back(arithmetic_mean(p));
+  a.per_pattern = ring;
+  a.per_pattern.insert(a.per_pattern.end(), random.begin(), random.end());
+  a.ring = geometric_mean(ring);
+  a.random = geometric_mean(random);
+  a.b_eff = geometric_mean({a.ring, a.random});
+  return a;
+}
+
+nlohmann::json stats_json(const Stats& s) {
+  return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
+}
+
+std::string nodes_word(const NodeMap& nodes) {
+  return std::to_string(nodes.node_count) + (nodes.virtual_nodes ? " virtual" : " real") +
+         (nodes.node_count == 1 ? " node" : " nodes");
+}
+
+std::vector<std::string> validate(const BenchOptions& o, int ranks, int ranks_per_node,
+                                  int threads, int provided, const NodeMap& real_nodes,
+                                  double node_memory_bytes) {
+  std::vector<std::string> e;
+  const Benchmark* b = find_benchmark(o.name);
+  if (!b) return {"unknown benchmark '" + o.name + "' (valid: " + benchmark_names() + ")"};
+  if (threads < 1 || threads > 1024) e.push_back("--threads must be between 1 and 1024");
+  int nodes = real_nodes.node_count;
+  if (ranks_per_node > 0) {
+    if (ranks % ranks_per_node)
+      e.push_back("--ranks-per-node " + std::to_string(ranks_per_node) + " does not divide the " +
+                  std::to_string(ranks) + " ranks");
+    else
+      nodes = ranks / ranks_per_node;
+  }
+  if (ranks < b->min_ranks)
+    e.push_back("benchmark '" + b->name + "' needs at least " + std::to_string(b->min_ranks) +
+                " ranks, but runs on " + std::to_string(ranks));
+  else if (nodes < b->min_nodes && !(ranks_per_node > 0 && ranks % ranks_per_node))
+    e.push_back("benchmark '" + b->name + "' needs at least " + std::to_string(b->min_nodes) +
+                " nodes, but runs on " + std::to_string(nodes) +
+                (ranks_per_node > 0 ? " (virtual)" : " (real; --ranks-per-node R makes virtual nodes)"));
+  if (provided < b->thread_level)
+    e.push_back("benchmark '" + b->name + "' needs " + thread_level_name(b->thread_level) +
+                ", but the MPI library provided " + thread_level_name(provided));
+  if (o.name == "beff" || o.name == "cyclic3d") {
+    const double cap = node_memory_bytes / 128;
+    if (o.lmax < 4096)
+      e.push_back("--lmax " + std::to_string(o.lmax) + " is below 4 kB (4096 bytes)");
+    else if (node_memory_bytes > 0 && static_cast<double>(o.lmax) > cap)
+      e.push_back("--lmax " + std::to_string(o.lmax) + " is above the memory cap of " +
+                  std::to_string(static_cast<long long>(cap)) + " bytes (node memory / 128)");
+  }
+  if (o.name == "overlap") {
+    if (threads < 2) e.push_back("benchmark 'overlap' needs --threads >= 2 (funneled, multiple)");
+    for (int nk : o.nk_loc) {
+      SolveConfig c;
+      c.kernel = KernelKind::Spmv;
+      c.grid = {o.plane, o.plane, nk * ranks};
+      c.periodic = true;
+      c.threads = std::max(threads, 2);
+      c.proc_grid = {1, 1, ranks};
+      c.ranks_per_node = ranks_per_node;
+      for (auto& m : validate_config(c, ranks, &real_nodes, node_memory_bytes))
+        e.push_back("overlap at --nk-loc " + std::to_string(nk) + ": " + m);
+    }
+  }
+  return e;
+}
+
+int run_benchmark(BenchContext& ctx, int requested_level, const std::string& json_path,
+                  const std::string& command_line) {
+  const Benchmark* b = find_benchmark(ctx.opt.name);
+  if (!b) throw UsageError("unknown benchmark '" + ctx.opt.name + "'");
+  HYMPI_CHECK_MPI(MPI_Comm_rank(ctx.comm, &ctx.rank));
+  HYMPI_CHECK_MPI(MPI_Comm_size(ctx.comm, &ctx.size));
+  ctx.nodes = discover_nodes(ctx.comm, ctx.ranks_per_node, ctx.rank_order);
+  omp_set_num_threads(ctx.threads);
+  ctx.out = ctx.rank == 0 ? &std::cout : nullptr;
+  nlohmann::json context;
+  if (!json_path.empty())
+    context = cli::make_context(ctx.comm, requested_level, ctx.provided, ctx.threads, ctx.nodes,
+                                command_line);
+  if (ctx.out)
+    *ctx.out << "# hympi bench " << b->name << ": " << b->description << "\n# " << ctx.size
+             << " ranks on " << nodes_word(ctx.nodes) << ", " << ctx.threads
+             << " threads per rank, repeat " << ctx.opt.repeat
+             << " (after 1 warm-up); time = max over ranks; units: bytes, MB = 10^6 B, s\n";
+  std::vector<nlohmann::json> records = b->run(ctx);
+  // A benchmark that checks what it received (pack) fails the run when wrong.
+  int code = 0;
+  for (const auto& r : records)
+    if (r.contains("halos_ok") && !r["halos_ok"].get<bool>()) code = 1;
+  if (ctx.out) {
+    *ctx.out << std::flush;
+    if (!json_path.empty()) {
+      nlohmann::json results = nlohmann::json::array();
+      for (auto& r : records) {
+        r["benchmark"] = b->name;
+        results.push_back(r);
+      }
+      cli::write_document(json_path, {{"context", context}, {"results", results}});
+    }
+  }
+  return code;
+}
+
+}  // namespace hympi::bench
+
+namespace hympi::bench {
+
+const char* method_name(Method m) {
+  switch (m) {
+    case Method::Sendrecv: return "sendrecv";
+    case Method::Alltoallv: return "alltoallv";
+    case Method::Nonblocking: return "nonblocking";
+  }
+  return "?";
+}
+
+void exchange(MPI_Comm comm, Method m, const std::vector<Pair>& pairs, long long bytes,
+              std::vector<char>& sendbuf, std::vector<char>& recvbuf, Traffic& sent) {
+  const int n = static_cast<int>(bytes);
+  const std::size_t need = pairs.size() * static_cast<std::size_t>(bytes);
+  if (sendbuf.size() < need) sendbuf.resize(need);
+  if (recvbuf.size() < need) recvbuf.resize(need);
+  switch (m) {
+    case Method::Sendrecv:
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        HYMPI_CHECK_MPI(MPI_Sendrecv(sendbuf.data() + i * bytes, n, MPI_BYTE, pairs[i].to, 7,
+                                     recvbuf.data() + i * bytes, n, MPI_BYTE, pairs[i].from, 7,
+                                     comm, MPI_STATUS_IGNORE));
+        sent.add(bytes);
+      }
+      break;
+    case Method::Alltoallv: {
+      int size = 0;
+      HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
+      // One message per distinct partner: pairs to the same rank are merged.
+      std::vector<int> scount(size, 0), rcount(size, 0), sdispl(size, 0), rdispl(size, 0);
+      for (const auto& p : pairs) {
+        scount[p.to] += n;
+        rcount[p.from] += n;
+      }
+      for (int r = 1; r < size; ++r) {
+        sdispl[r] = sdispl[r - 1] + scount[r - 1];
+        rdispl[r] = rdispl[r - 1] + rcount[r - 1];
+      }
+      HYMPI_CHECK_MPI(MPI_Alltoallv(sendbuf.data(), scount.data(), sdispl.data(), MPI_BYTE,
+                                    recvbuf.data(), rcount.data(), rdispl.data(), MPI_BYTE, comm));
+      for (int r = 0; r < size; ++r)
+        if (scount[r]) sent.add(scount[r]);
+      break;
+    }
+    case Method::Nonblocking: {
+      std::vector<MPI_Request> req(2 * pairs.size(), MPI_REQUEST_NULL);
+      for (std::size_t i = 0; i < pairs.size(); ++i)
+        HYMPI_CHECK_MPI(MPI_Irecv(recvbuf.data() + i * bytes, n, MPI_BYTE, pairs[i].from, 7, comm,
+                                  &req[i]));
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        HYMPI_CHECK_MPI(MPI_Isend(sendbuf.data() + i * bytes, n, MPI_BYTE, pairs[i].to, 7, comm,
+                                  &req[pairs.size() + i]));
+        sent.add(bytes);
+      }
+      HYMPI_CHECK_MPI(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
+      break;
+    }
+  }
+}
+
+}  // namespace hympi::bench

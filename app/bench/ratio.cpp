@@ -1,0 +1,105 @@
+// ratio (seed 000 sec. 6, Fig. 2-4): the orthogonal pattern. Pure MPI: every
+// rank sends L bytes to the rank of the same index on the next node
+// (inter-node, nodes in a ring) and L to the next rank of its own node
+// (intra-node ring over the node's c ranks). Hybrid masteronly: the first
+// rank of each node stands for the node's master thread and sends the
+// aggregate of its c threads' inter-node data, c L bytes, to the next node's
+// first rank; the intra-node data needs no message. Reported: T_hybrid /
+// T_pure over L (the pure-MPI message size, the paper's x axis).
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+
+#include "bench.hpp"
+#include "hympi/error.hpp"
+
+namespace hympi::bench {
+namespace {
+
+std::vector<nlohmann::json> run_ratio(BenchContext& ctx) {
+  const NodeMap& nodes = ctx.nodes;
+  const int N = nodes.node_count;
+  std::vector<std::vector<int>> members(N);
+  for (int r = 0; r < ctx.size; ++r) members[nodes.node_of_rank[r]].push_back(r);
+  int c = ctx.size;
+  for (const auto& m : members) c = std::min(c, static_cast<int>(m.size()));
+  const auto& mine = members[nodes.node_id];
+  const int me = static_cast<int>(std::find(mine.begin(), mine.end(), ctx.rank) - mine.begin());
+  const bool in_pattern = me < c;  // uneven nodes: the extra ranks stay idle
+  const int next_node = (nodes.node_id + 1) % N, prev_node = (nodes.node_id + N - 1) % N;
+  std::vector<long long> sizes = ctx.opt.sizes;
+  if (sizes.empty()) sizes = {1000, 10000, 100000, 1000000};
+  const long long smax = *std::max_element(sizes.begin(), sizes.end());
+  std::vector<char> sbuf(2 * c * smax, 1), rbuf(2 * c * smax, 0);
+  Traffic sent;
+  std::vector<nlohmann::json> records;
+  std::ostream* out = ctx.out;
+  if (out)
+    *out << "# " << N << " nodes x " << c
+         << " ranks; pure MPI: every rank sends L inter-node and L intra-node;\n"
+            "# hybrid masteronly: one rank per node sends c*L inter-node\n"
+         << std::left << std::setw(12) << "# bytes L" << std::right << std::setw(14) << "T_pure s"
+         << std::setw(14) << "T_hybrid s" << std::setw(12) << "ratio" << "\n";
+  for (long long L : sizes) {
+    std::vector<MPI_Request> req;
+    auto post = [&](char* rb, char* sb, long long bytes, int to, int from) {
+      const int n = static_cast<int>(bytes);
+      req.emplace_back();
+      HYMPI_CHECK_MPI(MPI_Irecv(rb, n, MPI_BYTE, from, 13, ctx.comm, &req.back()));
+      req.emplace_back();
+      HYMPI_CHECK_MPI(MPI_Isend(sb, n, MPI_BYTE, to, 13, ctx.comm, &req.back()));
+      sent.add(bytes);
+    };
+    auto wait = [&] {
+      HYMPI_CHECK_MPI(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
+      req.clear();
+    };
+    const Timing pure = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(L), sent, [&] {
+      if (!in_pattern) return;
+      post(rbuf.data(), sbuf.data(), L, members[next_node][me], members[prev_node][me]);
+      if (c > 1) post(rbuf.data() + L, sbuf.data() + L, L, mine[(me + 1) % c], mine[(me + c - 1) % c]);
+      wait();
+    });
+    const Timing hybrid = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(c * L), sent, [&] {
+      if (me != 0) return;
+      post(rbuf.data(), sbuf.data(), c * L, members[next_node][0], members[prev_node][0]);
+      wait();
+    });
+    const double ratio = hybrid.stats.median / pure.stats.median;
+    records.push_back({{"kind", "point"},
+                       {"bytes", L},
+                       {"hybrid_bytes", c * L},
+                       {"nodes", N},
+                       {"ranks_per_node", c},
+                       {"pure",
+                        {{"time_s", stats_json(pure.stats)},
+                         {"bytes_moved", pure.bytes_moved},
+                         {"messages", pure.messages}}},
+                       {"hybrid",
+                        {{"time_s", stats_json(hybrid.stats)},
+                         {"bytes_moved", hybrid.bytes_moved},
+                         {"messages", hybrid.messages}}},
+                       {"ratio", ratio}});
+    if (out)
+      *out << std::left << std::setw(12) << L << std::right << std::scientific << std::setprecision(3)
+           << std::setw(14) << pure.stats.median << std::setw(14) << hybrid.stats.median << std::fixed
+           << std::setprecision(3) << std::setw(12) << ratio << "\n"
+           << std::defaultfloat;
+  }
+  return records;
+}
+
+}  // namespace
+
+Benchmark ratio_benchmark() {
+  Benchmark b;
+  b.name = "ratio";
+  b.description = "T_hybrid / T_pure: masteronly aggregate vs pure MPI, orthogonal pattern";
+  b.help = "  --sizes LIST          pure-MPI message sizes (default 1kB,10kB,100kB,1MB)\n";
+  b.min_ranks = 2;
+  b.min_nodes = 2;
+  b.run = run_ratio;
+  return b;
+}
+
+}  // namespace hympi::bench

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# hympi bench under MPI: every benchmark runs at 2 ranks (and, unless "small",
+# at 4) with tiny sizes and writes a valid JSON document; the bytes each point
+# reports as moved (counted from its MPI send calls) equal the pattern's
+# arithmetic; the b_eff summary follows from its points; pack's halos are
+# right; bad input exits 2 on every rank with one message.
+#   usage: bench_test.sh HYMPI MPIEXEC "PREFLAGS" [full|small]
+#   (PREFLAGS ;-separated, as CMake passes lists; "small": 2 ranks only, for
+#   an MPI that spins when oversubscribed)
+set -u
+hympi=$1
+mpiexec=$2
+IFS=';' read -r -a preflags <<< "${3:-}"
+size=${4:-full}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+run() {  # run NP ARGS... -> sets rc, out (stdout+stderr)
+  local np=$1
+  shift
+  out=$(timeout 120 "$mpiexec" -n "$np" "${preflags[@]}" "$hympi" "$@" 2>&1)
+  rc=$?
+}
+
+fail() {
+  failed=$((failed + 1))
+  printf 'FAIL %s\n' "$*"
+}
+
+check() {  # check NAME EXPECTED_RC NEEDLE NP ARGS...
+  local name=$1 want=$2 needle=$3 np=$4
+  shift 4
+  run "$np" "$@"
+  local why=""
+  [ "$rc" = 124 ] && why="hung (killed after 120 s)"
+  [ -z "$why" ] && [ "$rc" != "$want" ] && why="exit code $rc, expected $want"
+  [ -z "$why" ] && ! grep -qF -- "$needle" <<< "$out" && why="output lacks '$needle'"
+  if [ -z "$why" ] && [ "$want" = 2 ]; then
+    local n
+    n=$(grep -c "hympi: error" <<< "$out")
+    [ "$n" != 1 ] && why="$n error messages, expected 1 (rank 0 only)"
+  fi
+  if [ -z "$why" ]; then
+    passed=$((passed + 1))
+  else
+    fail "$name: $why"
+    printf '  command: hympi %s\n  output: %s\n' "$*" "$(head -c 800 <<< "$out")"
+  fi
+}
+
+# validate NAME JSON NP: the document's checks for its benchmark (python3).
+validate() {
+  python3 - "$2" "$3" <<'PY' || fail "$1: JSON content"
+import json, math, sys
+path, P = sys.argv[1], int(sys.argv[2])
+d = json.load(open(path))
+c = d["context"]
+assert c["schema_version"] == 1 and c["ranks"] == P, c
+res = d["results"]
+assert res and all(r["benchmark"] == res[0]["benchmark"] for r in res)
+bench = res[0]["benchmark"]
+points = [r for r in res if r["kind"] == "point"]
+for r in res:
+    if "time_s" in r:
+        t = r["time_s"]
+        assert 0 < t["min"] <= t["median"] <= t["max"], r
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+if bench in ("beff", "cyclic3d"):
+    (s,) = [r for r in res if r["kind"] == "summary"]
+    L = s["lengths"]
+    assert len(L) == 21 and L[:13] == [2**i for i in range(13)] and L[-1] == s["lmax_bytes"], L
+    assert all(a <= b for a, b in zip(L, L[1:])), L  # equal when lmax = 4096
+    per = 2 if bench == "beff" else 6     # messages each rank sends per exchange
+    for r in points:
+        assert r["bytes_moved"] == per * r["bytes"] * P, r
+        assert close(r["bandwidth_MBps"], r["bytes_moved"] / r["time_s"]["min"] / 1e6), r
+    assert len(points) == 3 * 21 * len({r["pattern"] for r in points})
+if bench == "beff":
+    for key in ["b_eff_MBps", "b_eff_per_process_MBps", "at_lmax_MBps", "pingpong_lmax_MBps", "lmax_bytes"]:
+        assert s[key] > 0, key
+    pp = [r for r in res if r["kind"] == "pingpong"]
+    assert len(pp) == 21 and all(r["bytes_moved"] == 2 * r["bytes"] for r in pp), pp
+    # b_eff from the points: best method per length, arithmetic mean over
+    # lengths, geometric mean over the patterns of each kind, then of the kinds
+    best = {}
+    for r in points:
+        k = (r["pattern_kind"], r["pattern"], r["bytes"])
+        best[k] = max(best.get(k, 0), r["bandwidth_MBps"])
+    def gmean(v): return math.exp(sum(map(math.log, v)) / len(v))
+    kinds = {}
+    for kind in ("ring", "random"):
+        pats = sorted({p for (k, p, _) in best if k == kind})
+        assert pats, kind
+        kinds[kind] = gmean([sum(best[(kind, p, l)] for l in L) / len(L) for p in pats])
+        lmax = gmean([best[(kind, p, L[-1])] for p in pats])
+        kinds[kind + "_lmax"] = lmax
+    assert close(s["b_eff_MBps"], gmean([kinds["ring"], kinds["random"]])), (s, kinds)
+    assert close(s["b_eff_per_process_MBps"], s["b_eff_MBps"] / P)
+    assert close(s["at_lmax_MBps"], gmean([kinds["ring_lmax"], kinds["random_lmax"]]))
+    ring_sizes = sorted(int(r["pattern"][5:]) for r in points if r["pattern"].startswith("ring-"))
+    assert ring_sizes[-1] == P, ring_sizes
+if bench == "internode":
+    for r in points:
+        assert r["bytes_moved"] == r["k"] * r["nodes"] * r["bytes"], r
+        assert 0 < r["share_of_max"] <= 1
+    for s in (r for r in res if r["kind"] == "summary"):
+        assert 0 < s["masteronly_share"] <= 1
+        ks = [r["k"] for r in points if r["bytes"] == s["bytes"]]
+        assert ks == list(range(1, s["ranks_per_node"] + 1)), ks
+if bench == "ratio":
+    for r in points:
+        n, c, L = r["nodes"], r["ranks_per_node"], r["bytes"]
+        assert n * c == P
+        assert r["pure"]["bytes_moved"] == (2 if c > 1 else 1) * L * P, r
+        assert r["hybrid"]["bytes_moved"] == n * c * L and r["hybrid_bytes"] == c * L, r
+        assert close(r["ratio"], r["hybrid"]["time_s"]["median"] / r["pure"]["time_s"]["median"])
+if bench == "overlap":
+    n = c["threads_per_rank"]
+    want = ["masteronly", "funneled"] + ["multiple"] * (n - 1) + ["adaptive"]
+    for nk in sorted({r["nk_loc"] for r in points}):
+        rs = [r for r in points if r["nk_loc"] == nk]
+        assert [r["scheme"] for r in rs] == want, rs
+        assert [r["reserved"] for r in rs if r["scheme"] == "multiple"] == list(range(1, n))
+        for r in rs:
+            for key in ["epsilon", "threads", "f_comm", "f_comp_non", "f_comp_overlap", "x_comm", "x_non",
+                        "x_overlap"]:
+                assert key in r, key
+            e = r["epsilon"]
+            assert 0 < e["min"] <= e["median"] <= e["max"], r
+            assert abs(r["f_comm"] + r["f_comp_non"] + r["f_comp_overlap"] - 1) < 1e-9
+            # eq. (14)'s costs give back the masteronly time per iteration
+            T = rs[0]["time_s"]["median"] / r["iters"]
+            model = r["plane"] ** 2 * (r["x_comm"] + (r["x_non"] + r["x_overlap"]) * nk)
+            assert close(T, model), (T, model)
+            # the spmv halo per rank: two k planes of plane^2 doubles and, the
+            # grid being periodic and uncut in i and j, four plane x nk_loc faces
+            bx = r["bytes_per_exchange"]
+            assert bx["intra_node"] + bx["inter_node"] == P * 8 * (2 * r["plane"] ** 2 + 4 * r["plane"] * nk), bx
+        assert rs[0]["epsilon"]["median"] == 1
+if bench == "pack":
+    (s,) = [r for r in res if r["kind"] == "summary"]
+    assert s["halos_ok"] is True
+    n = c["threads_per_rank"]
+    for r in points:
+        assert r["halos_ok"] is True, r
+        assert r["bytes_moved"] == P * 6 * r["n"] ** 2 * 8, r
+        assert r["messages"] == P * 6, r
+    for f in {r["n"] for r in points}:
+        got = sorted((r["method"], r["threads"]) for r in points if r["n"] == f)
+        assert got == sorted([("datatype", 1)] + [("pack", t) for t in range(1, n + 1)]), got
+print("ok", bench, P, len(res))
+PY
+}
+
+bench() {  # bench NAME NP ARGS...: run, expect exit 0, validate the document
+  local name=$1 np=$2 t0=$SECONDS
+  shift 2
+  local json="$tmp/$name.json"
+  rm -f "$json"
+  check "$name" 0 "# hympi bench" "$np" bench "$@" --json "$json"
+  [ -f "$json" ] && validate "$name" "$json" "$np"
+  echo "  $name: $((SECONDS - t0)) s"
+}
+
+export OMP_NUM_THREADS=2
+bench beff-np2 2 beff --lmax 65536 --repeat 2
+bench cyclic3d-np2 2 cyclic3d --lmax 4KiB --repeat 2
+bench cyclic3d-np2-8k 2 cyclic3d --lmax 8KiB --repeat 1
+bench internode-np2 2 internode --ranks-per-node 1 --sizes 64kB,1000 --repeat 2
+bench ratio-np2 2 ratio --ranks-per-node 1 --sizes 1000,64kB --repeat 2
+bench overlap-np2 2 overlap --threads 2 --plane 6 --nk-loc 1,3 --iters 2 --repeat 2
+bench pack-np2 2 pack --threads 2 --faces 3,8 --repeat 2
+bench pack-np1 1 pack --threads 1 --faces 5 --repeat 1
+if [ "$size" = full ]; then
+  bench beff-np3 3 beff --lmax 16kB --repeat 1
+  bench beff-np4 4 beff --lmax 65536 --repeat 2
+  bench cyclic3d-np4 4 cyclic3d --lmax 8kB --repeat 1
+  bench internode-np4 4 internode --ranks-per-node 2 --sizes 100kB --repeat 2
+  bench ratio-np4 4 ratio --ranks-per-node 2 --sizes 1000,100kB --repeat 2
+  bench overlap-np4 4 overlap --threads 3 --plane 4 --nk-loc 2 --iters 2 --repeat 1
+  bench pack-np4 4 pack --threads 2 --faces 4,7 --repeat 2
+  bench ratio-round-robin 4 ratio --ranks-per-node 2 --rank-order round-robin --sizes 4kB --repeat 1
+fi
+
+# The human table says which nodes these were.
+check virtual-nodes 0 "2 virtual nodes" 2 bench ratio --ranks-per-node 1 --sizes 1000 --repeat 1
+check real-nodes 0 "1 real node" 2 bench pack --faces 2 --repeat 1
+
+# Bad input: one message, exit 2 on every rank.
+check beff-one-rank 2 "needs at least 2 ranks, but runs on 1" 1 bench beff --lmax 4096
+check internode-one-node 2 "needs at least 2 nodes, but runs on 1" 2 bench internode
+check ratio-one-node 2 "needs at least 2 nodes" 2 bench ratio --ranks-per-node 2
+check lmax-small 2 "--lmax 4000 is below 4 kB" 2 bench beff --lmax 4kB
+check lmax-large 2 "above the memory cap" 2 bench beff --lmax 1GB
+check lmax-bad 2 "--lmax '8XB'" 2 bench cyclic3d --lmax 8XB
+check sizes-empty 2 "--sizes is empty" 2 bench internode --ranks-per-node 1 --sizes ""
+check sizes-bad 2 "'2MBx' is not a byte count" 2 bench internode --ranks-per-node 1 --sizes 1MB,2MBx
+check sizes-zero 2 "'0' is not a byte count" 2 bench ratio --ranks-per-node 1 --sizes 0
+check unknown-benchmark 2 "unknown benchmark 'bw' (valid: beff, cyclic3d, internode, ratio, overlap, pack)" 2 bench bw
+check no-benchmark 2 "missing benchmark name (valid: beff" 2 bench --repeat 2
+check ranks-per-node 2 "--ranks-per-node 3 does not divide the 2 ranks" 2 bench beff --ranks-per-node 3
+check overlap-one-thread 2 "needs --threads >= 2" 2 bench overlap --threads 1
+check nk-loc-bad 2 "--nk-loc '2,x'" 2 bench overlap --threads 2 --nk-loc 2,x
+check unknown-option 2 "unknown option '--fast'" 2 bench beff --fast
+check json-unwritable 2 "cannot be opened for writing" 2 bench pack --json /nonexistent-dir/out.json
+check bench-help 0 "internode" 2 bench --help
+check beff-help 0 "--lmax BYTES" 2 bench beff --help
+
+echo "bench_test: $("$mpiexec" --version 2>&1 | head -1)"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
