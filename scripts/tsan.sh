@@ -9,7 +9,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY
 archer=$(ls /usr/lib/llvm-*/lib/libarcher.so 2>/dev/null | tail -1)
 [ -n "$archer" ] || { echo "tsan: libarcher.so not found (package libomp-dev)" >&2; exit 1; }
 export OMP_TOOL_LIBRARIES=$archer
-export TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 exitcode=66 report_signal_unsafe=0"
+export TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp ignore_noninstrumented_modules=1 halt_on_error=1 exitcode=66 report_signal_unsafe=0"
 mpirun=(mpirun.openmpi --oversubscribe --bind-to none)
 status=0
 for np in 1 2; do

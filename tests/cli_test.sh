@@ -44,7 +44,7 @@ check() {  # check NAME EXPECTED_RC NEEDLE NP ARGS...
 S=(solve --kernel jacobi --iters 2)
 check zero-dimension 2 "dimension '0'" 2 "${S[@]}" --grid 0x8x8
 check negative-dimension 2 "dimension '-4'" 2 "${S[@]}" --grid -4x8x8
-check not-a-number 2 "dimension 'ax'" 2 "${S[@]}" --grid axx8 --grid ax8x8
+check not-a-number 2 "dimension '1.5' is not an integer" 2 "${S[@]}" --grid 8x8x1.5
 check missing-dimension 2 "three dimensions" 2 "${S[@]}" --grid 10x10
 check missing-grid 2 "missing --grid" 2 solve --kernel jacobi
 check too-few-points 2 "each needs >= 1 point" 2 "${S[@]}" --grid 1x1x1
