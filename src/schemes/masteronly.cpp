@@ -6,17 +6,18 @@
 namespace hympi {
 namespace {
 
+const SchemeInfo& entry_info() {
+  static const SchemeInfo i{"masteronly", "2a",
+                            "MPI by the master thread outside parallel regions; master packs "
+                            "alone; all threads compute (pure MPI with --threads 1)",
+                            MPI_THREAD_FUNNELED, false, false, 1};
+  return i;
+}
+
 class Masteronly final : public Scheme {
  public:
   explicit Masteronly(const SchemeParams&) {}
-  const SchemeInfo& info() const override { return masteronly_entry_info(); }
-  static const SchemeInfo& masteronly_entry_info() {
-    static const SchemeInfo i{"masteronly", "2a",
-                              "MPI by the master thread outside parallel regions; master packs "
-                              "alone; all threads compute (pure MPI with --threads 1)",
-                              MPI_THREAD_FUNNELED, false, false, 1};
-    return i;
-  }
+  const SchemeInfo& info() const override { return entry_info(); }
   void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
              Timers& timers) override {
     plan.begin(field, &timers[0]);
@@ -31,6 +32,6 @@ std::unique_ptr<Scheme> make(const SchemeParams& p) { return std::make_unique<Ma
 
 }  // namespace
 
-SchemeEntry masteronly_entry() { return {Masteronly::masteronly_entry_info(), &make}; }
+SchemeEntry masteronly_entry() { return {entry_info(), &make}; }
 
 }  // namespace hympi

@@ -22,40 +22,16 @@ class MasteronlyThreaded final : public Scheme {
   void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
              Timers& timers) override {
     const int n = static_cast<int>(timers.size());
-    auto& msgs = plan.messages();
-    const int count = static_cast<int>(msgs.size());
     detail::ErrorSlot errors;
 #pragma omp parallel num_threads(n)
     {
       const int t = omp_get_thread_num();
-      ThreadTimes& tm = timers[t];
       errors.run([&] {
         detail::require_threads(n);
         // Message i belongs to thread i mod n.
-        for (int i = t; i < count; i += n) {
-          PhaseTimer c(tm, Phase::Comm);
-          plan.post_recv(msgs[i]);
-        }
-        for (int i = t; i < count; i += n) {
-          {
-            PhaseTimer p(tm, Phase::Pack);
-            ExchangePlan::pack(msgs[i], field);
-          }
-          PhaseTimer c(tm, Phase::Comm);
-          plan.send(msgs[i]);
-        }
-        for (int i = t; i < count; i += n) {
-          {
-            PhaseTimer c(tm, Phase::Comm);
-            plan.wait_recv(msgs[i]);
-          }
-          PhaseTimer u(tm, Phase::Unpack);
-          ExchangePlan::unpack(msgs[i], field);
-        }
-        for (int i = t; i < count; i += n) {
-          PhaseTimer c(tm, Phase::Comm);
-          plan.wait_send(msgs[i]);
-        }
+        auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % n) == t; };
+        detail::start_owned(plan, field, timers[t], mine);
+        detail::finish_owned(plan, field, timers[t], mine);
       });
     }
     errors.rethrow();

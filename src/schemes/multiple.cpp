@@ -22,8 +22,6 @@ class Multiple final : public Scheme {
              Timers& timers) override {
     const int n = static_cast<int>(timers.size());
     const int m = reserved_;
-    auto& msgs = plan.messages();
-    const int count = static_cast<int>(msgs.size());
     detail::ErrorSlot errors;
 #pragma omp parallel num_threads(n)
     {
@@ -32,30 +30,10 @@ class Multiple final : public Scheme {
       errors.run([&] {
         detail::require_threads(n);
         if (t < m) {
-          for (int i = t; i < count; i += m) {
-            PhaseTimer c(tm, Phase::Comm);
-            plan.post_recv(msgs[i]);
-          }
-          for (int i = t; i < count; i += m) {
-            {
-              PhaseTimer p(tm, Phase::Pack);
-              ExchangePlan::pack(msgs[i], field);
-            }
-            PhaseTimer c(tm, Phase::Comm);
-            plan.send(msgs[i]);
-          }
-          for (int i = t; i < count; i += m) {
-            {
-              PhaseTimer c(tm, Phase::Comm);
-              plan.wait_recv(msgs[i]);
-            }
-            PhaseTimer u(tm, Phase::Unpack);
-            ExchangePlan::unpack(msgs[i], field);
-          }
-          for (int i = t; i < count; i += m) {
-            PhaseTimer c(tm, Phase::Comm);
-            plan.wait_send(msgs[i]);
-          }
+          // Message i belongs to reserved thread i mod m.
+          auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % m) == t; };
+          detail::start_owned(plan, field, tm, mine);
+          detail::finish_owned(plan, field, tm, mine);
         } else {
           PhaseTimer pt(tm, Phase::ComputeInterior);
           compute(split_box_part(regions.interior, n - m, t - m), t);

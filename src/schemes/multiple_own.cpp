@@ -26,7 +26,6 @@ class MultipleOwn final : public Scheme {
              Timers& timers) override {
     const int n = static_cast<int>(timers.size());
     const int slabs = plan.pieces();  // min(threads, local k planes)
-    auto& msgs = plan.messages();
     detail::ErrorSlot errors;
 #pragma omp parallel num_threads(n)
     {
@@ -41,46 +40,18 @@ class MultipleOwn final : public Scheme {
         slab.hi[2] = slab.lo[2] + r.size;
         // Own messages: x/y face pieces with this slab's index, and the z
         // faces of the slabs that touch them.
-        auto own = [&](const FaceMessage& m) {
+        auto own = [&](std::size_t, const FaceMessage& m) {
           if (dir_axis(m.dir) != 2) return m.piece == t;
           return dir_side(m.dir) == 0 ? t == 0 : t == slabs - 1;
         };
-        for (auto& m : msgs)
-          if (own(m)) {
-            PhaseTimer c(tm, Phase::Comm);
-            plan.post_recv(m);
-          }
-        for (auto& m : msgs)
-          if (own(m)) {
-            {
-              PhaseTimer p(tm, Phase::Pack);
-              ExchangePlan::pack(m, field);
-            }
-            PhaseTimer c(tm, Phase::Comm);
-            plan.send(m);
-          }
+        detail::start_owned(plan, field, tm, own);
         {
           PhaseTimer pt(tm, Phase::ComputeInterior);
           compute(intersect(regions.interior, slab), t);
         }
-        for (auto& m : msgs)
-          if (own(m)) {
-            {
-              PhaseTimer c(tm, Phase::Comm);
-              plan.wait_recv(m);
-            }
-            PhaseTimer u(tm, Phase::Unpack);
-            ExchangePlan::unpack(m, field);
-          }
-        {
-          PhaseTimer pb(tm, Phase::ComputeBoundary);
-          for (const Box& b : regions.boundary) compute(intersect(b, slab), t);
-        }
-        for (auto& m : msgs)
-          if (own(m)) {
-            PhaseTimer c(tm, Phase::Comm);
-            plan.wait_send(m);
-          }
+        detail::finish_owned(plan, field, tm, own);
+        PhaseTimer pb(tm, Phase::ComputeBoundary);
+        for (const Box& b : regions.boundary) compute(intersect(b, slab), t);
       });
     }
     errors.rethrow();

@@ -41,6 +41,48 @@ inline void require_threads(int wanted) {
                              " threads, the scheme needs " + std::to_string(wanted));
 }
 
+// A thread's share of the exchange, for schemes where several threads call
+// MPI (MPI_THREAD_MULTIPLE): owns(index, message) says which messages are
+// this thread's. start_owned posts their receives, packs and sends them;
+// finish_owned waits for them, unpacks, and waits for the sends.
+template <typename Owns>
+void start_owned(ExchangePlan& plan, const Field& field, ThreadTimes& tm, Owns&& owns) {
+  auto& msgs = plan.messages();
+  for (std::size_t i = 0; i < msgs.size(); ++i)
+    if (owns(i, msgs[i])) {
+      PhaseTimer c(tm, Phase::Comm);
+      plan.post_recv(msgs[i]);
+    }
+  for (std::size_t i = 0; i < msgs.size(); ++i)
+    if (owns(i, msgs[i])) {
+      {
+        PhaseTimer p(tm, Phase::Pack);
+        ExchangePlan::pack(msgs[i], field);
+      }
+      PhaseTimer c(tm, Phase::Comm);
+      plan.send(msgs[i]);
+    }
+}
+
+template <typename Owns>
+void finish_owned(ExchangePlan& plan, Field& field, ThreadTimes& tm, Owns&& owns) {
+  auto& msgs = plan.messages();
+  for (std::size_t i = 0; i < msgs.size(); ++i)
+    if (owns(i, msgs[i])) {
+      {
+        PhaseTimer c(tm, Phase::Comm);
+        plan.wait_recv(msgs[i]);
+      }
+      PhaseTimer u(tm, Phase::Unpack);
+      ExchangePlan::unpack(msgs[i], field);
+    }
+  for (std::size_t i = 0; i < msgs.size(); ++i)
+    if (owns(i, msgs[i])) {
+      PhaseTimer c(tm, Phase::Comm);
+      plan.wait_send(msgs[i]);
+    }
+}
+
 // Part `part` of every boundary box, for a thread among `parts`.
 inline void compute_boundary_part(const SweepRegions& r, const BoxFn& compute, int parts,
                                   int part, int thread, ThreadTimes& times) {
