@@ -218,7 +218,7 @@ std::string bench_help(const std::string& name) {
       "\n"
       "benchmarks:\n";
   for (const auto& b : bench::benchmark_registry()) {
-    std::string pad(b.name.size() < 10 ? 10 - b.name.size() : 1, ' ');
+    std::string pad(b.name.size() < 11 ? 11 - b.name.size() : 1, ' ');
     s += "  " + b.name + pad + b.description + "\n";
   }
   return s + "\ncommon options:\n" + common;
