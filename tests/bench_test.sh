@@ -212,6 +212,17 @@ check overlap-one-thread 2 "needs --threads >= 2" 2 bench overlap --threads 1
 check nk-loc-bad 2 "--nk-loc '2,x'" 2 bench overlap --threads 2 --nk-loc 2,x
 check unknown-option 2 "unknown option '--fast'" 2 bench beff --fast
 check json-unwritable 2 "cannot be opened for writing" 2 bench pack --json /nonexistent-dir/out.json
+# A rank that fails mid-run takes the others down (MPI_Abort), none hangs.
+export HYMPI_TEST_FAIL_RANK=1
+run 2 bench ratio --ranks-per-node 1 --sizes 1000 --repeat 1 --json "$tmp/fail.json"
+unset HYMPI_TEST_FAIL_RANK
+if [ "$rc" = 124 ]; then
+  fail "rank-fails: hung"
+elif [ "$rc" = 0 ] || ! grep -qF "hympi: error on rank 1: failing on purpose" <<< "$out" || [ -e "$tmp/fail.json" ]; then
+  fail "rank-fails: exit $rc, no document expected; output: $(head -c 400 <<< "$out")"
+else
+  passed=$((passed + 1))
+fi
 check bench-help 0 "internode" 2 bench --help
 check beff-help 0 "--lmax BYTES" 2 bench beff --help
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <stdexcept>
 #include <iostream>
 
 #include "bench.hpp"
@@ -27,11 +29,27 @@ int loop_count(long long bytes) {
   return static_cast<int>(std::clamp<long long>(1000000 / (bytes + 90000), 1, 10));
 }
 
+namespace {
+
+// HYMPI_TEST_FAIL_RANK=r makes rank r fail in its first timed exchange, while
+// the others wait for it in a collective: the test that a rank failing
+// mid-run takes the others down instead of leaving them hanging.
+bool fail_here(MPI_Comm comm) {
+  static const char* env = std::getenv("HYMPI_TEST_FAIL_RANK");
+  if (!env) return false;
+  int rank = 0;
+  HYMPI_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  return std::to_string(rank) == env;
+}
+
+}  // namespace
+
 Timing time_exchange(MPI_Comm comm, int repeat, int loop, Traffic& sent,
                      const std::function<void()>& body) {
   Timing t;
   sent = Traffic{};
   HYMPI_CHECK_MPI(MPI_Barrier(comm));
+  if (fail_here(comm)) throw std::runtime_error("failing on purpose (HYMPI_TEST_FAIL_RANK)");
   body();  // warm-up, and the call whose sends are counted
   long long mine[2] = {sent.bytes, sent.messages}, all[2] = {0, 0};
   HYMPI_CHECK_MPI(MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, comm));
