@@ -110,6 +110,15 @@ TEST(BenchValidate, RanksNodesLmaxThreads) {
   EXPECT_FALSE(validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
   b.lmax = static_cast<long long>(mem / 128) + 1;
   EXPECT_FALSE(validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
+  NodeMap four;  // one real node of 4 ranks: 16e9 / 4 / 128 = 31.25e6 bytes each
+  four.ranks_per_node = {4};
+  b.lmax = 31000000;
+  EXPECT_TRUE(validate(b, 4, 0, 1, MPI_THREAD_FUNNELED, four, mem).empty());
+  b.lmax = 32000000;
+  EXPECT_FALSE(validate(b, 4, 0, 1, MPI_THREAD_FUNNELED, four, mem).empty());
+  b.lmax = 400000000;  // memory enough, but 6 Lmax overflow an int count
+  EXPECT_FALSE(validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, 1e13).empty());
+  b.lmax = 8000000;
   b.name = "internode";
   EXPECT_FALSE(validate(b, 4, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());  // one real node
   EXPECT_TRUE(validate(b, 4, 2, 1, MPI_THREAD_FUNNELED, one, mem).empty());   // two virtual

@@ -188,7 +188,7 @@ Benchmark beff_benchmark() {
   Benchmark b;
   b.name = "beff";
   b.description = "effective bandwidth b_eff (Rabenseifner & Koniges): ring and random patterns";
-  b.help = "  --lmax BYTES          largest message (default 8MB; 4kB .. node memory / 128)\n";
+  b.help = "  --lmax BYTES          largest message (default 8MB; 4KiB .. memory per rank / 128)\n";
   b.min_ranks = 2;
   b.run = run_beff;
   return b;

@@ -93,7 +93,7 @@ Benchmark cyclic3d_benchmark() {
   Benchmark b;
   b.name = "cyclic3d";
   b.description = "3-D cyclic pattern: 6 neighbours on a periodic 3-D process grid";
-  b.help = "  --lmax BYTES          largest message (default 8MB; 4kB .. node memory / 128)\n";
+  b.help = "  --lmax BYTES          largest message (default 8MB; 4KiB .. memory per rank / 128)\n";
   b.min_ranks = 2;
   b.run = run_cyclic3d;
   return b;

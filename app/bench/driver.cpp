@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <iostream>
+#include <limits>
 
 #include "bench.hpp"
 #include "context.hpp"
@@ -134,12 +135,21 @@ std::vector<std::string> validate(const BenchOptions& o, int ranks, int ranks_pe
     e.push_back("benchmark '" + b->name + "' needs " + thread_level_name(b->thread_level) +
                 ", but the MPI library provided " + thread_level_name(provided));
   if (o.name == "beff" || o.name == "cyclic3d") {
-    const double cap = node_memory_bytes / 128;
+    // b_eff's cap: memory per process / 128, the processes of the fullest
+    // real node sharing its memory.
+    int per_node = 1;
+    for (int n : real_nodes.ranks_per_node) per_node = std::max(per_node, n);
+    const double cap = node_memory_bytes / per_node / 128;
+    // cyclic3d may send 6 L to one partner (itself) in one MPI_Alltoallv count.
+    const long long int_cap = std::numeric_limits<int>::max() / 6;
     if (o.lmax < 4096)
       e.push_back("--lmax " + std::to_string(o.lmax) + " is below 4 kB (4096 bytes)");
     else if (node_memory_bytes > 0 && static_cast<double>(o.lmax) > cap)
       e.push_back("--lmax " + std::to_string(o.lmax) + " is above the memory cap of " +
-                  std::to_string(static_cast<long long>(cap)) + " bytes (node memory / 128)");
+                  std::to_string(static_cast<long long>(cap)) + " bytes (memory per rank / 128)");
+    else if (o.lmax > int_cap)
+      e.push_back("--lmax " + std::to_string(o.lmax) + " is above " + std::to_string(int_cap) +
+                  " bytes (6 messages of Lmax must fit MPI's int counts)");
   }
   if (o.name == "overlap") {
     if (threads < 2) e.push_back("benchmark 'overlap' needs --threads >= 2 (funneled, multiple)");
