@@ -3,64 +3,43 @@
 // to rounding whatever the decomposition.
 #include "hympi/kernels.hpp"
 
-#include <algorithm>
-
 namespace hympi {
 
 namespace {
 constexpr double kSixth = 1.0 / 6.0;
-
-// Spatial blocking along j (the "layer condition"): a 7-point sweep along k
-// re-reads planes k-1 and k while it streams plane k+1 in. Whole planes of a
-// large grid do not fit in L2 (2 x 258 x 258 x 8 B = 1.06 MB at 256^3), so the
-// box is swept in j-blocks whose three planes take about kBlockBytes.
-constexpr std::ptrdiff_t kBlockBytes = 384 * 1024;
-
-int j_block(const Box& box) {
-  const std::ptrdiff_t row_bytes = static_cast<std::ptrdiff_t>(box.extent(0) + 2) * 8;
-  const std::ptrdiff_t rows = kBlockBytes / (3 * row_bytes);
-  return static_cast<int>(std::max<std::ptrdiff_t>(4, rows));
 }
-
-// Calls row(j, k) for every row of the box, j-block by j-block.
-template <typename Row>
-void for_rows_blocked(const Box& box, Row&& row) {
-  const int bj = j_block(box);
-  for (int j0 = box.lo[1]; j0 < box.hi[1]; j0 += bj) {
-    const int j1 = std::min(box.hi[1], j0 + bj);
-    for (int k = box.lo[2]; k < box.hi[2]; ++k)
-      for (int j = j0; j < j1; ++j) row(j, k);
-  }
-}
-}  // namespace
 
 void jacobi_box(const Field& u, Field& u_new, const Box& box) {
   if (box.empty()) return;
   const std::ptrdiff_t sj = u.stride_j(), sk = u.stride_k();
   const int n = box.extent(0);
-  for_rows_blocked(box, [&](int j, int k) {
-    const std::ptrdiff_t base = u.index(box.lo[0], j, k);
-    const double* __restrict c = u.data() + base;
-    double* __restrict out = u_new.data() + base;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = u.index(box.lo[0], j, k);
+      const double* __restrict c = u.data() + base;
+      double* __restrict out = u_new.data() + base;
 #pragma omp simd
-    for (int i = 0; i < n; ++i)
-      out[i] = (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
-  });
+      for (int i = 0; i < n; ++i)
+        out[i] = (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
+    }
+  }
 }
 
 void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset) {
   if (box.empty()) return;
   const std::ptrdiff_t sj = u.stride_j(), sk = u.stride_k();
   double* d = u.data();
-  for_rows_blocked(box, [&](int j, int k) {
-    // First i of this colour in the row: global parity of (i + j + k).
-    const int parity = (offset[0] + box.lo[0] + offset[1] + j + offset[2] + k) & 1;
-    const int first = box.lo[0] + ((parity ^ colour) & 1);
-    double* row = d + u.index(0, j, k);
-    for (int i = first; i < box.hi[0]; i += 2)
-      row[i] = (row[i - 1] + row[i + 1] + row[i - sj] + row[i + sj] + row[i - sk] + row[i + sk] +
-                kRhs) * kSixth;
-  });
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      // First i of this colour in the row: global parity of (i + j + k).
+      const int parity = (offset[0] + box.lo[0] + offset[1] + j + offset[2] + k) & 1;
+      const int first = box.lo[0] + ((parity ^ colour) & 1);
+      double* row = d + u.index(0, j, k);
+      for (int i = first; i < box.hi[0]; i += 2)
+        row[i] = (row[i - 1] + row[i + 1] + row[i - sj] + row[i + sj] + row[i - sk] + row[i + sk] +
+                  kRhs) * kSixth;
+    }
+  }
 }
 
 double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale) {
@@ -68,20 +47,20 @@ double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale)
   const std::ptrdiff_t sj = x.stride_j(), sk = x.stride_k();
   const int n = box.extent(0);
   double dot = 0.0;
-  for_rows_blocked(box, [&](int j, int k) {
-    const std::ptrdiff_t base = x.index(box.lo[0], j, k);
-    const double* __restrict c = x.data() + base;
-    double* __restrict out = y.data() + base;
-    double row_dot = 0.0;
-#pragma omp simd reduction(+ : row_dot)
-    for (int i = 0; i < n; ++i) {
-      const double v = (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] +
-                                      c[i + sk])) * scale;
-      out[i] = v;
-      row_dot += c[i] * v;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = x.index(box.lo[0], j, k);
+      const double* __restrict c = x.data() + base;
+      double* __restrict out = y.data() + base;
+#pragma omp simd reduction(+ : dot)
+      for (int i = 0; i < n; ++i) {
+        const double v = (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] +
+                                        c[i + sk])) * scale;
+        out[i] = v;
+        dot += c[i] * v;
+      }
     }
-    dot += row_dot;
-  });
+  }
   return dot;
 }
 
