@@ -234,8 +234,7 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
 
   SchemeParams params{cfg.threads, cfg.reserved};
   std::unique_ptr<Scheme> scheme = entry->make(params);
-  res.reserved_used = entry->info.takes_reserved ? (cfg.reserved > 0 ? cfg.reserved : 1) : 0;
-  if (entry->info.name == "funneled") res.reserved_used = 1;
+  res.reserved_used = scheme->reserved_threads();
   ExchangePlan plan(comm, domain, res.nodes, scheme->face_pieces());
 
   SweepRegions regions;

@@ -108,6 +108,7 @@ for key in ["kernel", "scheme", "grid", "iters", "iterations", "residual", "chec
             "mlups", "breakdown_s", "fractions", "bytes_per_exchange"]:
     assert key in r, key
 assert r["kernel"] == "cg" and r["scheme"] == "funneled" and r["grid"] == [9, 8, 7]
+assert r["reserved"] == 1 and r["threads"] == 2
 assert r["residual"] < 1e-8 and r["iterations"] > 0
 t = r["time_s"]
 assert 0 < t["min"] <= t["median"] <= t["max"]

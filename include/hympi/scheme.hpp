@@ -46,6 +46,9 @@ class Scheme {
   virtual const SchemeInfo& info() const = 0;
   // How the exchange plan should split x and y faces (see ExchangePlan).
   virtual int face_pieces() const { return 1; }
+  // Threads held back from the interior for communication (the papers' m;
+  // 0 when every thread computes).
+  virtual int reserved_threads() const { return 0; }
   // One sweep: bring the halo of `field` up to date and call `compute` on
   // every point of regions.local exactly once, after the halo values it
   // reads have arrived. Called by the master thread outside any parallel

@@ -18,6 +18,7 @@ class Funneled final : public Scheme {
  public:
   explicit Funneled(const SchemeParams&) {}
   const SchemeInfo& info() const override { return entry_info(); }
+  int reserved_threads() const override { return 1; }
   void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
              Timers& timers) override {
     const int n = static_cast<int>(timers.size());

@@ -18,6 +18,7 @@ class Multiple final : public Scheme {
  public:
   explicit Multiple(const SchemeParams& p) : reserved_(p.reserved > 0 ? p.reserved : 1) {}
   const SchemeInfo& info() const override { return entry_info(); }
+  int reserved_threads() const override { return reserved_; }
   void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
              Timers& timers) override {
     const int n = static_cast<int>(timers.size());
