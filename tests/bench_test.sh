@@ -18,41 +18,8 @@ if [ -z "$size" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-run() {  # run NP ARGS... -> sets rc, out (stdout+stderr)
-  local np=$1
-  shift
-  out=$(timeout 120 "$mpiexec" -n "$np" "${preflags[@]}" "$hympi" "$@" 2>&1)
-  rc=$?
-}
-
-fail() {
-  failed=$((failed + 1))
-  printf 'FAIL %s\n' "$*"
-}
-
-check() {  # check NAME EXPECTED_RC NEEDLE NP ARGS...
-  local name=$1 want=$2 needle=$3 np=$4
-  shift 4
-  run "$np" "$@"
-  local why=""
-  [ "$rc" = 124 ] && why="hung (killed after 120 s)"
-  [ -z "$why" ] && [ "$rc" != "$want" ] && why="exit code $rc, expected $want"
-  [ -z "$why" ] && ! grep -qF -- "$needle" <<< "$out" && why="output lacks '$needle'"
-  if [ -z "$why" ] && [ "$want" = 2 ]; then
-    local n
-    n=$(grep -c "hympi: error" <<< "$out")
-    [ "$n" != 1 ] && why="$n error messages, expected 1 (rank 0 only)"
-  fi
-  if [ -z "$why" ]; then
-    passed=$((passed + 1))
-  else
-    fail "$name: $why"
-    printf '  command: hympi %s\n  output: %s\n' "$*" "$(head -c 800 <<< "$out")"
-  fi
-}
+CHECK_TIMEOUT=120
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # validate NAME JSON NP: the document's checks for its benchmark (python3).
 validate() {

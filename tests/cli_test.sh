@@ -9,37 +9,7 @@ mpiexec=$2
 IFS=';' read -r -a preflags <<< "${3:-}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-run() {  # run NP ARGS... -> sets rc, out (stdout+stderr)
-  local np=$1
-  shift
-  out=$(timeout 60 "$mpiexec" -n "$np" "${preflags[@]}" "$hympi" "$@" 2>&1)
-  rc=$?
-}
-
-check() {  # check NAME EXPECTED_RC NEEDLE NP ARGS...
-  local name=$1 want=$2 needle=$3 np=$4
-  shift 4
-  run "$np" "$@"
-  local why=""
-  [ "$rc" = 124 ] && why="hung (killed after 60 s)"
-  [ -z "$why" ] && [ "$rc" != "$want" ] && why="exit code $rc, expected $want"
-  [ -z "$why" ] && ! grep -qF -- "$needle" <<< "$out" && why="output lacks '$needle'"
-  if [ -z "$why" ] && [ "$want" = 2 ]; then
-    # One message, from rank 0 only.
-    local n
-    n=$(grep -c "hympi: error" <<< "$out")
-    [ "$n" != 1 ] && why="$n error messages, expected 1 (rank 0 only)"
-  fi
-  if [ -z "$why" ]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    printf 'FAIL %s: %s\n  command: hympi %s\n  output: %s\n' "$name" "$why" "$*" "$(head -c 600 <<< "$out")"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 S=(solve --kernel jacobi --iters 2)
 check zero-dimension 2 "dimension '0'" 2 "${S[@]}" --grid 0x8x8
@@ -70,7 +40,7 @@ check thread-level 2 "needs MPI_THREAD_MULTIPLE, but the MPI library provided MP
   "${S[@]}" --grid 8^3 --scheme multiple --threads 2 --thread-level funneled
 check all-at-once 2 "--iters must be >= 0" 2 solve --kernel jacobi --grid 8^3 --iters -3 --threads 0 --scheme nope
 grep -qF -- "--threads must be between" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
-  { failed=$((failed + 1)); echo "FAIL all-at-once: not every problem reported"; }
+  fail "all-at-once: not every problem reported"
 check bad-format 2 "--format 'dense'" 2 solve --kernel spmv --grid 8^3 --format dense
 check value-missing 2 "--iters needs a value" 2 solve --kernel jacobi --grid 8^3 --iters
 
@@ -82,7 +52,7 @@ check pure-mpi 0 "= pure MPI (class 1)" 2 solve --kernel jacobi --grid 8^3 --thr
 
 # info --json: the schemes list as SYSTEM.md describes it.
 check info-json 0 "" 2 info --json "$tmp/info.json" --ranks-per-node 1
-python3 - "$tmp/info.json" <<'PY' || { failed=$((failed + 1)); echo "FAIL info-json content"; }
+python3 - "$tmp/info.json" <<'PY' || fail "info-json content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [s["name"] for s in d["schemes"]]
@@ -99,7 +69,7 @@ PY
 # solve --json: one record with the keys the model reads.
 check solve-json 0 "checksum" 2 solve --kernel cg --grid 9x8x7 --scheme funneled --threads 2 --repeat 3 \
   --json "$tmp/solve.json"
-python3 - "$tmp/solve.json" <<'PY' || { failed=$((failed + 1)); echo "FAIL solve-json content"; }
+python3 - "$tmp/solve.json" <<'PY' || fail "solve-json content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["context"]["schema_version"] == 1 and d["context"]["threads_per_rank"] == 2
