@@ -9,8 +9,7 @@ Field::Field(std::array<int, 3> n) : n_(n) {
   // new double[] leaves the values uninitialised, so the parallel loop below
   // is the first touch: each plane's pages land on the NUMA domain of the
   // thread that will compute it (static schedule, as the kernels use).
-  size_ = static_cast<std::size_t>(sk_ * planes);
-  data_.reset(new double[size_]);
+  data_.reset(new double[static_cast<std::size_t>(sk_ * planes)]);
   double* d = data_.get();
   const std::ptrdiff_t sk = sk_;
 #pragma omp parallel for schedule(static)

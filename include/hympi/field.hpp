@@ -28,13 +28,11 @@ class Field {
   double at(int i, int j, int k) const { return data_[index(i, j, k)]; }
   double* data() { return data_.get(); }
   const double* data() const { return data_.get(); }
-  std::size_t storage_size() const { return size_; }
   Box interior() const { return Box{{0, 0, 0}, n_}; }
 
  private:
   std::array<int, 3> n_{0, 0, 0};
   std::ptrdiff_t sj_ = 0, sk_ = 0;
-  std::size_t size_ = 0;
   std::unique_ptr<double[]> data_;  // not value-initialised: see the constructor
 };
 
