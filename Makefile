@@ -1,12 +1,14 @@
 # hympi: the commands the README gives. Each installs what is missing first
 # (Debian packages as root, the Python environment) and builds what is not built.
 #
-#   make demo    the main job on this machine (for now: every kernel under every scheme)
+#   make study   the main job: hympi-lab study on this machine, then the report's path
+#                and its recommendation (STUDY_ARGS="--quick" etc. are passed on)
 #   make test    every test: C++ against Open MPI and MPICH, the Python package
 #   make build   build/bin/hympi against Open MPI (build-mpich/ for MPICH: make build-mpich)
 #   make bench   speed against the STREAM-copy roofline (bench/README.md)
 #   make tsan    ThreadSanitizer build of the exchange and scheme tests, run
-.PHONY: all deps build build-mpich python test test-openmpi test-mpich test-python demo bench tsan clean
+#   make demo    every kernel under every scheme, one table (a quick smoke test)
+.PHONY: all deps deps-test build build-mpich python study test test-openmpi test-mpich test-python demo bench tsan clean
 
 JOBS ?= 2
 OMPI_FLAGS := -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi \
@@ -29,8 +31,16 @@ build-mpich: deps
 	@[ -f build-mpich/CMakeCache.txt ] || cmake -S . -B build-mpich $(MPICH_FLAGS)
 	@cmake --build build-mpich -j $(JOBS)
 
+# The report test opens the study's report in headless Chromium.
+deps-test:
+	@bash scripts/install-deps.sh chromium
+
 python: deps
 	@bash scripts/setup-python.sh
+
+STUDY_ARGS ?=
+study: build python
+	@.venv/bin/hympi-lab study $(STUDY_ARGS)
 
 test-openmpi: build
 	cd build && ctest --output-on-failure -j 1
@@ -38,11 +48,12 @@ test-openmpi: build
 test-mpich: build-mpich
 	cd build-mpich && ctest --output-on-failure -j 1
 
-test-python: python
-	.venv/bin/python -m pytest -q python/tests
+# The study tests run the real native build: a missing one fails, not skips.
+test-python: build python deps-test
+	HYMPI_REQUIRE_NATIVE=1 .venv/bin/python -m pytest -q python/tests
 
 # Runs every suite even when one fails, then fails if any did.
-test: build build-mpich python
+test: build build-mpich python deps-test
 	@status=0; \
 	$(MAKE) --no-print-directory test-python || status=1; \
 	$(MAKE) --no-print-directory test-openmpi || status=1; \

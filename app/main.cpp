@@ -17,6 +17,7 @@
 #include "hympi/solver.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "trace.hpp"
 
 namespace {
 
@@ -82,6 +83,13 @@ Verdict judge(const std::vector<std::string>& args, int size, int provided, cons
   if (!o.json_path.empty()) {
     std::string why;
     if (!check_writable(o.json_path, why)) errors.push_back("--json '" + o.json_path + "': " + why);
+  }
+  if (o.solve.trace) {
+    std::string why;
+    if (!check_writable(o.trace_path, why))
+      errors.push_back("--trace '" + o.trace_path + "': " + why);
+    if (!o.json_path.empty() && o.trace_path == o.json_path)
+      errors.push_back("--trace and --json name the same file '" + o.trace_path + "'");
   }
   if (!errors.empty()) {
     v.status = kExitUsage;
@@ -164,10 +172,15 @@ int run_solve(const Options& o, int requested, int provided, const std::string& 
   HYMPI_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   const SolveResult r = solve(MPI_COMM_WORLD, o.solve);
   nlohmann::json ctx;
-  if (!o.json_path.empty())
+  if (!o.json_path.empty() || o.solve.trace)
     ctx = make_context(MPI_COMM_WORLD, requested, provided, o.solve.threads, r.nodes, cmd);
   if (rank != 0) return kExitOk;
   print_solve(std::cout, r, size);
+  if (o.solve.trace) {
+    std::size_t events = 0;
+    write_document(o.trace_path, trace_document(r, ctx, &events));
+    std::cout << "trace      " << o.trace_path << " (" << events << " events, median repetition)\n";
+  }
   std::cout << std::flush;
   if (!o.json_path.empty()) {
     nlohmann::json doc = {{"context", ctx}, {"results", nlohmann::json::array({solve_record(r)})}};

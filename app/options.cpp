@@ -180,6 +180,8 @@ std::string solve_help() {
          "  --thread-level L      ask MPI for single|funneled|serialized|multiple instead\n"
          "                        of the level the scheme needs (refused if too low)\n"
          "  --json PATH           write the JSON result document (rank 0)\n"
+         "  --trace PATH          write every thread's timeline of the median repetition\n"
+         "                        as Chrome Trace Event JSON (Perfetto, chrome://tracing)\n"
          "  --help                this text\n";
 }
 
@@ -340,6 +342,10 @@ Options parse(const std::vector<std::string>& args) {
     };
     with_value["--repeat"] = [&](const std::string& v) { int_opt("--repeat", 1, 100000, v, s.repeat); };
     with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
+    with_value["--trace"] = [&](const std::string& v) {
+      o.trace_path = v;
+      s.trace = true;
+    };
     with_value["--thread-level"] = [&](const std::string& v) {
       if (thread_level_from_name(v) < 0)
         e.push_back("--thread-level '" + v + "': expected single, funneled, serialized or multiple");
@@ -461,6 +467,7 @@ nlohmann::json to_json(const Options& o) {
   return {{"command", static_cast<int>(o.command)},
           {"help", o.help},
           {"json_path", o.json_path},
+          {"trace_path", o.trace_path},
           {"json_stdout", o.json_stdout},
           {"thread_level", o.thread_level},
           {"kernel", static_cast<int>(s.kernel)},
@@ -477,6 +484,7 @@ nlohmann::json to_json(const Options& o) {
           {"ranks_per_node", s.ranks_per_node},
           {"rank_order", static_cast<int>(s.rank_order)},
           {"proc_grid", s.proc_grid},
+          {"trace", s.trace},
           {"bench",
            {{"name", o.bench.name},
             {"repeat", o.bench.repeat},
@@ -494,6 +502,7 @@ Options from_json(const nlohmann::json& j) {
   o.command = static_cast<Command>(j.at("command").get<int>());
   o.help = j.at("help");
   o.json_path = j.at("json_path");
+  o.trace_path = j.at("trace_path");
   o.json_stdout = j.at("json_stdout");
   o.thread_level = j.at("thread_level");
   SolveConfig& s = o.solve;
@@ -511,6 +520,7 @@ Options from_json(const nlohmann::json& j) {
   s.ranks_per_node = j.at("ranks_per_node");
   s.rank_order = static_cast<RankOrder>(j.at("rank_order").get<int>());
   s.proc_grid = j.at("proc_grid");
+  s.trace = j.at("trace");
   const auto& b = j.at("bench");
   o.bench.name = b.at("name");
   o.bench.repeat = b.at("repeat");

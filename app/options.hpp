@@ -22,6 +22,7 @@ struct Options {
   SolveConfig solve;                // also threads / ranks per node of info and bench
   bench::BenchOptions bench;        // hympi bench NAME
   std::string json_path;            // --json PATH ("" = none)
+  std::string trace_path;           // solve --trace PATH ("" = none; sets solve.trace)
   bool json_stdout = false;         // info --json without a path
   std::string thread_level;         // --thread-level (empty: scheme's need)
   std::vector<std::string> errors;  // every problem found, at once

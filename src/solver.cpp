@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 
 #include "hympi/error.hpp"
@@ -107,6 +109,65 @@ struct LoopClock {
   }
   void stop() { elapsed = now() - t0; }
 };
+
+// One thread's event log, on a cache line of its own: threads append to
+// their logs at the same time, and the vectors' end pointers would otherwise
+// share lines.
+struct alignas(64) TraceLog {
+  std::vector<TraceEvent> events;
+};
+
+// Collective. Every rank's timeline on rank 0 (empty elsewhere), times made
+// relative to each rank's loop start t0. One MPI_Gatherv of a flat array of
+// doubles per rank: [elapsed, count of thread 0 .. count of thread n-1,
+// then per event (phase, start, end)].
+std::vector<RankTrace> gather_trace(const std::vector<TraceLog>& logs, double t0, double elapsed,
+                                    MPI_Comm comm) {
+  int size = 0, rank = 0;
+  HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
+  HYMPI_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  const int nt = static_cast<int>(logs.size());
+  std::vector<double> flat{elapsed};
+  for (const auto& l : logs) flat.push_back(static_cast<double>(l.events.size()));
+  for (const auto& l : logs)
+    for (const TraceEvent& e : l.events) {
+      flat.push_back(static_cast<double>(static_cast<int>(e.phase)));
+      flat.push_back(e.start - t0);
+      flat.push_back(e.end - t0);
+    }
+  if (flat.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::runtime_error("trace too large to gather: use fewer iterations");
+  const int mine = static_cast<int>(flat.size());
+  std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
+  HYMPI_CHECK_MPI(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
+  long long total = 0;
+  for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > std::numeric_limits<int>::max())
+    throw std::runtime_error("trace too large to gather: use fewer iterations or ranks");
+  std::vector<double> all(static_cast<std::size_t>(total));
+  HYMPI_CHECK_MPI(MPI_Gatherv(flat.data(), mine, MPI_DOUBLE, all.data(), counts.data(),
+                              displs.data(), MPI_DOUBLE, 0, comm));
+  std::vector<RankTrace> out;
+  if (rank != 0) return out;
+  out.resize(size);
+  for (int r = 0; r < size; ++r) {
+    const double* p = all.data() + displs[r];
+    RankTrace& rt = out[r];
+    rt.elapsed = *p++;
+    std::vector<std::size_t> n(nt);
+    for (int t = 0; t < nt; ++t) n[t] = static_cast<std::size_t>(*p++);
+    rt.threads.resize(nt);
+    for (int t = 0; t < nt; ++t) {
+      rt.threads[t].reserve(n[t]);
+      for (std::size_t i = 0; i < n[t]; ++i, p += 3)
+        rt.threads[t].push_back({static_cast<Phase>(static_cast<int>(p[0])), p[1], p[2]});
+    }
+  }
+  return out;
+}
 
 // Runs the iterations, returns the final field; iterations/residual for cg.
 Field run_kernel(RunState& s, Timers& timers, int& iterations, double& residual, LoopClock& clock) {
@@ -254,9 +315,21 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
   std::vector<double> times;
   std::vector<double> local_times;
   std::vector<Timers> all_timers;
+  std::vector<std::vector<TraceLog>> all_logs;  // [rep][thread], with cfg.trace only
+  std::vector<double> loop_starts;              // [rep]: LoopClock::t0
   Field final_field;
   for (int rep = 0; rep < cfg.repeat; ++rep) {
     Timers timers(cfg.threads);
+    std::vector<TraceLog> logs;
+    if (cfg.trace) {
+      logs.resize(cfg.threads);
+      for (int t = 0; t < cfg.threads; ++t) {
+        // Later repetitions log as many steps as the first: reserving that
+        // keeps reallocation out of their timed loops.
+        if (rep > 0) logs[t].events.reserve(all_logs[0][t].events.size());
+        timers[t].trace = &logs[t].events;
+      }
+    }
     LoopClock clock{comm};
     Field f = run_kernel(state, timers, res.iterations, res.residual, clock);
     const double elapsed = clock.elapsed;
@@ -264,15 +337,19 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
     HYMPI_CHECK_MPI(MPI_Allreduce(&elapsed, &max_elapsed, 1, MPI_DOUBLE, MPI_MAX, comm));
     times.push_back(max_elapsed);
     local_times.push_back(elapsed);
+    loop_starts.push_back(clock.t0);
     all_timers.push_back(std::move(timers));
+    if (cfg.trace) all_logs.push_back(std::move(logs));
     final_field = std::move(f);
   }
   res.time_s = make_stats(times);
 
-  // The repetition whose time is nearest the median gives the breakdown.
+  // The repetition whose time is nearest the median gives the breakdown (and
+  // the trace). times[] are maxima over ranks: every rank picks the same one.
   std::size_t med = 0;
   for (std::size_t i = 1; i < times.size(); ++i)
     if (std::fabs(times[i] - res.time_s.median) < std::fabs(times[med] - res.time_s.median)) med = i;
+  if (cfg.trace) res.trace = gather_trace(all_logs[med], loop_starts[med], local_times[med], comm);
   const Timers& tm = all_timers[med];
   const int nt = cfg.threads;
   std::vector<double> mine(static_cast<std::size_t>(nt) * (kPhaseCount + 1));

@@ -229,6 +229,16 @@ TEST(Parse, CollectsEveryProblemAtOnce) {
   Options back = from_json(to_json(ok));
   EXPECT_EQ(back.solve.grid, ok.solve.grid);
   EXPECT_EQ(back.solve.scheme, "funneled");
+  EXPECT_FALSE(back.solve.trace);
+  // --trace: solve only, carried through the broadcast.
+  Options traced = parse({"solve", "--kernel", "jacobi", "--grid", "8^3", "--trace", "t.json"});
+  EXPECT_TRUE(traced.errors.empty());
+  const Options traced_back = from_json(to_json(traced));
+  EXPECT_TRUE(traced_back.solve.trace);
+  EXPECT_EQ(traced_back.trace_path, "t.json");
+  const Options bench_traced = parse({"bench", "beff", "--trace=t.json"});
+  ASSERT_EQ(bench_traced.errors.size(), 1u);
+  EXPECT_NE(bench_traced.errors[0].find("unknown option '--trace=t.json'"), std::string::npos);
 }
 
 TEST(Validate, SemanticErrors) {

@@ -11,6 +11,7 @@
 #include "hympi/exchange.hpp"
 #include "hympi/field.hpp"
 #include "hympi/kernels.hpp"
+#include "hympi/timing.hpp"
 #include "hympi/topology.hpp"
 
 namespace hympi {
@@ -30,6 +31,14 @@ struct SolveConfig {
   int ranks_per_node = 0;    // 0: real nodes
   RankOrder rank_order = RankOrder::Sequential;
   std::array<int, 3> proc_grid{0, 0, 0};  // 0: chosen node-aware
+  bool trace = false;        // record every thread's timed steps (SolveResult::trace)
+};
+
+// One rank's timeline of the median repetition (SolveConfig::trace): times in
+// seconds from the rank's loop start, taken after the barrier that starts it.
+struct RankTrace {
+  double elapsed = 0;                            // the rank's own loop time
+  std::vector<std::vector<TraceEvent>> threads;  // [thread], in start order
 };
 
 struct Stats {
@@ -53,6 +62,9 @@ struct SolveResult {
   // phase order of timing.hpp, then idle as the last entry.
   std::vector<std::array<double, kPhaseCount + 1>> breakdown;
   double f_comm = 0, f_comp_non = 0, f_comp_overlap = 0;
+  // With config.trace, on rank 0 only: every rank's timeline ([rank]) of the
+  // repetition that gives the breakdown. Empty on other ranks.
+  std::vector<RankTrace> trace;
 };
 
 // Local result of the last repetition, for tests that compare point by point.

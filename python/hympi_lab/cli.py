@@ -3,7 +3,8 @@
 Each subcommand is a function taking the parsed arguments and returning an
 exit code. Bad input of any kind leaves through InputError or argparse and
 becomes exit code 2 with one line on stderr; a traceback means a bug.
-Subcommands still to come (study, report, trace) register here the same way.
+`study`, `report` and `trace` orchestrate and draw; their work lives in
+study.py, report.py and trace.py.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -507,6 +509,74 @@ def cmd_plot_eq14(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+# --- study, report, trace ----------------------------------------------------
+
+def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from . import study as study_mod
+
+    if args.resume:
+        if any(v for v in (args.out, args.ranks, args.threads, args.hostfile, args.emulated_nodes,
+                           args.launcher, args.mpi, args.quick, args.full, args.steps, args.kernels)):
+            raise InputError("--resume DIR continues a study with the options it was started "
+                             "with; give no other study options")
+        outdir = Path(args.resume)
+        opts = study_mod.StudyOptions()
+    else:
+        stamp = study_mod.now_iso().replace(":", "").replace("-", "")
+        outdir = Path(args.out or f"results/study-{stamp}")
+        opts = study_mod.StudyOptions(
+            level="quick" if args.quick else "full" if args.full else "default",
+            mpi=args.mpi or "openmpi", launcher=args.launcher or "", hympi=args.hympi or "",
+            hostfile=args.hostfile or "", ranks=args.ranks or 0, threads=args.threads or 0,
+            emulated_nodes=args.emulated_nodes or 0, link=args.link,
+            steps=_csv_list(args.steps) if args.steps else list(study_mod.STEPS),
+            kernels=_csv_list(args.kernels) if args.kernels else list(study_mod.KERNELS),
+            run_timeout_s=args.run_timeout or 0.0)
+        if args.hostfile and not os.path.isfile(args.hostfile):
+            raise InputError(f"--hostfile {args.hostfile}: no such file")
+    if args.hympi:
+        opts.hympi = args.hympi
+    return study_mod.run_study(opts, outdir, bool(args.resume), out, make_report=not args.no_report)
+
+
+def _csv_list(text: str) -> list[str]:
+    return [w.strip() for w in text.split(",") if w.strip()]
+
+
+def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    from . import report
+
+    outdir = report.check_study_dir(args.dir)
+    verdict = report.write_report(outdir)
+    print(f"wrote {outdir / 'report.html'} and {outdir / 'results.csv'}\n{verdict}", file=out)
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
+    from . import plotting, trace
+
+    plotting.check_outputs(args.output)
+    tr = trace.load_trace(args.path)
+    plotting.gantt(tr, args.output, max_ranks=args.max_ranks)
+    share = trace.busy_share(tr)
+    print(f"{tr.title}: " + ", ".join(f"{k} {v * 100:.0f} %" for k, v in sorted(share.items())),
+          file=out)
+    print(f"wrote {', '.join(args.output)}", file=out)
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value
+
+
 # --- parser ----------------------------------------------------------------
 
 def build_parser() -> Parser:
@@ -657,6 +727,56 @@ def build_parser() -> Parser:
     q.add_argument("-o", "--output", action="append", required=True, metavar="PATH",
                    help="file to write (.png or .svg); repeat for both")
     q.set_defaults(func=cmd_plot_eq14)
+
+    # study, report, trace
+    p = sub.add_parser("study", help="run the whole campaign here and write the report",
+                       description="Runs hympi info, the benchmarks (beff, cyclic3d, pack, internode, "
+                       "ratio), the overlap sweep and every kernel under every scheme (with thread "
+                       "traces) on this machine or allocation, appending each measurement to "
+                       "DIR/results.jsonl as it is made, then fits the model and writes "
+                       "DIR/report.html. Exit 0: all runs succeeded; 1: some failed (listed); "
+                       "2: bad input; 130: interrupted (resume with --resume DIR).")
+    p.add_argument("--out", metavar="DIR", help="new study directory (default results/study-<UTC time>)")
+    p.add_argument("--resume", metavar="DIR", help="continue the study in DIR: run only what is missing")
+    level = p.add_mutually_exclusive_group()
+    level.add_argument("--quick", action="store_true", help="small sizes (a smoke test, ~1 minute)")
+    level.add_argument("--full", action="store_true", help="the papers' sizes (long)")
+    p.add_argument("--mpi", choices=("openmpi", "mpich"), help="MPI library of the hympi build (default openmpi)")
+    p.add_argument("--launcher", choices=("mpirun", "mpiexec", "srun"),
+                   help="launcher (default: the MPI library's mpirun)")
+    p.add_argument("--hympi", metavar="PATH", help="the hympi executable (default build/bin/hympi, "
+                   "build-mpich/bin/hympi with --mpi mpich)")
+    p.add_argument("--hostfile", metavar="F", help="hosts to run on (mpirun/mpiexec); one node per host")
+    p.add_argument("--ranks", type=_positive_int, metavar="N", help="MPI ranks (default: from the machine)")
+    p.add_argument("--threads", type=_positive_int, metavar="T", help="OpenMP threads per rank (default: "
+                   "cores per NUMA domain, at least 2)")
+    p.add_argument("--emulated-nodes", type=_positive_int, metavar="N",
+                   help="run on an emulated cluster of N nodes (scripts/emulated-cluster; root)")
+    p.add_argument("--link", default="1gbit", metavar="RATE", help="emulated link rate (tc syntax, default 1gbit)")
+    p.add_argument("--steps", metavar="LIST", help="only these steps, comma-separated "
+                   "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve)")
+    p.add_argument("--kernels", metavar="LIST", help="only these kernels (jacobi, rbgs, spmv, cg)")
+    p.add_argument("--run-timeout", type=_positive, metavar="S",
+                   help="per-run time limit in seconds (default 120 quick, 300, 1800 full)")
+    p.add_argument("--no-report", action="store_true", help="measure only; write the report later "
+                   "with 'hympi-lab report DIR'")
+    p.set_defaults(func=cmd_study)
+
+    p = sub.add_parser("report", help="write DIR/report.html and DIR/results.csv of a study",
+                       description="Fits the model to a study's measurements and writes one "
+                       "self-contained HTML report (figures embedded) and results.csv.")
+    p.add_argument("dir", metavar="DIR", help="a study directory (hympi-lab study --out DIR)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("trace", help="draw a thread timeline (Gantt chart) of a solve trace",
+                       description="Reads the Chrome Trace Event document of 'hympi solve --trace "
+                       "PATH' and draws one row per thread, coloured by phase.")
+    p.add_argument("path", metavar="PATH", help="trace document")
+    p.add_argument("-o", "--output", action="append", required=True, metavar="PNG",
+                   help="file to write (.png or .svg); repeat for both")
+    p.add_argument("--max-ranks", type=_positive_int, default=4, metavar="R",
+                   help="draw the first R ranks (default 4)")
+    p.set_defaults(func=cmd_trace)
     return parser
 
 

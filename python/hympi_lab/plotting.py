@@ -30,12 +30,14 @@ def check_outputs(paths: Sequence[str]) -> None:
             raise InputError(f"{path}: output must end in .png or .svg")
 
 
-def fig5(n: int, m: int, f_comp_non_values: Sequence[float], outputs: Sequence[str]) -> None:
+def fig5(n: int, m: int, f_comp_non_values: Sequence[float], outputs: Sequence[str],
+         points: Sequence[tuple] = ()) -> None:
     """Seed 000 Fig. 5: epsilon (eq. 3) over f_comm, one curve per f_comp_non.
 
     Each curve runs over its valid range f_comm in [0, 1 - f_comp_non]; its
     eps_max (at f_comm_best) and eps_min (at f_comm = 0) are marked, and the
-    horizontal line epsilon = 1 separates gain from loss.
+    horizontal line epsilon = 1 separates gain from loss. `points` are
+    measurements (f_comm, epsilon, label), drawn as stars (the study report).
     """
     fig, ax = plt.subplots(figsize=(7.0, 4.5))
     for i, f_non in enumerate(f_comp_non_values):
@@ -46,6 +48,9 @@ def fig5(n: int, m: int, f_comp_non_values: Sequence[float], outputs: Sequence[s
         best = model.f_comm_best(f_non, n, m)
         ax.plot([best], [model.eps_max(f_non, n, m)], "^", color=color)
         ax.plot([0.0], [model.eps_min(f_non, n, m)], "v", color=color)
+    for j, (fc, eps, label) in enumerate(points):
+        ax.plot([fc], [eps], marker="*", markersize=12, linestyle="none",
+                color=f"C{(len(f_comp_non_values) + j) % 10}", label=f"measured: {label}")
     ax.axhline(1.0, color="0.4", linewidth=0.8)
     ax.axhline(1.0 + m * (1.0 - 1.0 / n), color="0.4", linestyle=":", linewidth=0.8,
                label="bound 1 + m(1 - 1/n), eq. (7)")
@@ -97,3 +102,169 @@ def _save(fig: Figure, outputs: Sequence[str]) -> None:
                 raise InputError(f"cannot write {path}: {err.strerror or err}") from None
     finally:
         plt.close(fig)
+
+
+# --- figures of the study report (hympi-lab report) ----------------------------
+
+PHASE_COLOURS = {"compute_interior": "#4c72b0", "compute_boundary": "#8da0cb", "pack": "#dd8452",
+                 "unpack": "#f2b880", "comm": "#c44e52", "idle": "#d9d9d9"}
+PHASE_LABELS = {"compute_interior": "interior compute", "compute_boundary": "boundary compute",
+                "pack": "pack", "unpack": "unpack", "comm": "MPI", "idle": "idle"}
+
+
+def beff(patterns: dict, pingpong: Optional[tuple], hockney: Optional[tuple],
+         outputs: Sequence[str]) -> None:
+    """Bandwidth over message length: each b_eff pattern (best method), the
+    ping-pong, and the Hockney line fitted to the ping-pong times.
+
+    patterns: {name: (kind, lengths, MB/s)}; pingpong: (lengths, MB/s);
+    hockney: (T_lat s, b_inf B/s).
+    """
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    styles = {"ring": "-", "random": "--"}
+    for i, (name, (kind, lengths, bw)) in enumerate(sorted(patterns.items())):
+        ax.plot(lengths, bw, styles.get(kind, ":"), marker=".", color=f"C{i}",
+                label=f"{name} ({kind})")
+    if pingpong is not None:
+        ax.plot(pingpong[0], pingpong[1], "k.", label="ping-pong (one-way)")
+    if hockney is not None:
+        t_lat, b_inf = hockney
+        lengths = np.geomspace(1, max(max(v[1]) for v in patterns.values()) if patterns else 1e7, 200)
+        ax.plot(lengths, model.hockney_bandwidth(lengths, t_lat, b_inf) / 1e6, "k-", linewidth=1,
+                alpha=0.6, label=f"Hockney: T_lat {t_lat * 1e6:.3g} us, b_inf {b_inf / 1e6:.4g} MB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message length L (bytes)")
+    ax.set_ylabel("bandwidth (MB/s)")
+    ax.set_title("b_eff patterns (best of Sendrecv, Alltoallv, Irecv/Isend) and ping-pong")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    _save(fig, outputs)
+
+
+def internode(series: dict, nodes_label: str, outputs: Sequence[str]) -> None:
+    """Seed 001 sec. 3.1: bandwidth per node over the communicating CPUs k. series: {bytes: (k, MB/s)}."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for i, (size, (ks, bw)) in enumerate(sorted(series.items())):
+        ax.plot(ks, bw, "o-", color=f"C{i}", label=f"{size / 1e6:g} MB messages")
+    ax.set_xlabel("communicating CPUs per node k")
+    ax.set_ylabel("bandwidth per node (MB/s)")
+    ax.set_title(f"Inter-node bandwidth over communicating CPUs ({nodes_label})")
+    ax.set_ylim(bottom=0)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    _save(fig, outputs)
+
+
+def ratio(lengths: Sequence[float], med: Sequence[float], low: Sequence[float],
+          high: Sequence[float], nodes_label: str, outputs: Sequence[str]) -> None:
+    """Seed 000 Fig. 3: T_hybrid / T_pure over the pure-MPI message size."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    med_a = np.asarray(med)
+    ax.errorbar(lengths, med_a, yerr=[med_a - np.asarray(low), np.asarray(high) - med_a],
+                fmt="o-", capsize=3, label="T_hybrid / T_pure (median; min-max)")
+    ax.axhline(1.0, color="0.4", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("pure-MPI message size L (bytes)")
+    ax.set_ylabel("T_hybrid / T_pure")
+    ax.set_title(f"Hybrid masteronly against pure MPI ({nodes_label})")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    _save(fig, outputs)
+
+
+def pack(series: dict, outputs: Sequence[str]) -> None:
+    """Halo exchange bandwidth: thread-parallel packing vs derived datatypes. series: {label: (bytes, MB/s)}."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for i, (label, (sizes, bw)) in enumerate(sorted(series.items())):
+        ax.plot(sizes, bw, "o-", color=f"C{i}", label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("face size (bytes)")
+    ax.set_ylabel("exchange bandwidth (MB/s)")
+    ax.set_title("Packing by threads vs MPI derived datatypes")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    _save(fig, outputs)
+
+
+def overlap(series: dict, n: int, fit: Optional[tuple], outputs: Sequence[str]) -> None:
+    """Seed 000 Fig. 6-7: measured epsilon over nk_loc with the fitted eq. (14) curves.
+
+    series: {(scheme, m): (nk, median, min, max)}; fit: (comm_ratio, non_ratio),
+    drawn once per m (funneled is multiple with m = 1 in the model).
+    """
+    fig, ax = plt.subplots(figsize=(7.0, 4.5))
+    all_nk = [x for v in series.values() for x in v[0]] or [1.0]
+    grid = np.geomspace(0.5 * min(all_nk), 2.0 * max(all_nk), 300)
+    markers = {"funneled": "o", "multiple": "s"}
+    for (scheme, m), (nk, med, low, high) in sorted(series.items()):
+        med_a = np.asarray(med)
+        ax.errorbar(nk, med_a, yerr=[med_a - np.asarray(low), np.asarray(high) - med_a],
+                    fmt=markers.get(scheme, "^"), color=f"C{m - 1}", capsize=2,
+                    mfc="none" if scheme == "multiple" else None,
+                    label=f"{scheme} (m = {m}), measured")
+    if fit is not None:
+        a, b = fit
+        for m in sorted({m for _, m in series}):
+            ax.plot(grid, model.eq14_epsilon(grid, a, b, n, m), "-", color=f"C{m - 1}", alpha=0.8,
+                    label=f"eq. (14) m = {m}, crossover nk_loc = {model.eq14_crossover(a, n, m):.3g}")
+    ax.axhline(1.0, color="0.4", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("nk_loc (local planes per process)")
+    ax.set_ylabel("epsilon = T_masteronly / T_scheme")
+    ax.set_title(f"Overlap against masteronly over the local size, n = {n}")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    _save(fig, outputs)
+
+
+def breakdown(kernels: dict, outputs: Sequence[str]) -> None:
+    """Stacked bars: per kernel and scheme, seconds per phase (mean over threads,
+    so a bar's height is about the wall time). kernels: {kernel: [(label, {phase: s})]}."""
+    count = max(1, len(kernels))
+    fig, axes = plt.subplots(1, count, figsize=(3.6 * count + 1.0, 4.6), squeeze=False)
+    for ax, (kernel, bars) in zip(axes[0], kernels.items()):
+        bottom = np.zeros(len(bars))
+        for phase in PHASE_COLOURS:
+            values = np.array([b[1].get(phase, 0.0) for b in bars]) * 1e3
+            ax.bar(range(len(bars)), values, bottom=bottom, color=PHASE_COLOURS[phase],
+                   label=PHASE_LABELS[phase])
+            bottom += values
+        ax.set_xticks(range(len(bars)))
+        ax.set_xticklabels([b[0] for b in bars], rotation=60, ha="right", fontsize="small")
+        ax.set_title(kernel)
+        ax.set_ylabel("ms per run (mean over threads)")
+        ax.grid(True, axis="y", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=6, fontsize="small")
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    _save(fig, outputs)
+
+
+def gantt(trace, outputs: Sequence[str], max_ranks: int = 4) -> None:
+    """One row per thread of each rank (the first max_ranks ranks), each event a bar
+    coloured by phase: sleeping or waiting threads show as grey idle bars."""
+    ranks = min(trace.ranks, max_ranks)
+    rows = [(r, t) for r in range(ranks) for t in range(trace.threads)]
+    fig, ax = plt.subplots(figsize=(9.0, 0.9 + 0.32 * len(rows)))
+    end = 0.0
+    for y, (r, t) in enumerate(rows):
+        by_phase: dict = {}
+        for e in trace.thread_events(r, t):
+            by_phase.setdefault(e.phase, []).append((e.start * 1e3, (e.end - e.start) * 1e3))
+            end = max(end, e.end)
+        for phase, spans in by_phase.items():
+            ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=PHASE_COLOURS.get(phase, "black"))
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"rank {r} thread {t}" for r, t in rows], fontsize="small")
+    ax.invert_yaxis()
+    ax.set_xlim(0, end * 1e3 if end > 0 else 1)
+    ax.set_xlabel("ms from the start of the timed iterations")
+    more = f" (first {ranks} of {trace.ranks} ranks)" if trace.ranks > ranks else ""
+    ax.set_title(trace.title + more, fontsize="medium")
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color=c, label=PHASE_LABELS[p]) for p, c in PHASE_COLOURS.items()],
+              loc="upper center", bbox_to_anchor=(0.5, -0.18 - 0.6 / max(1, len(rows))), ncol=6,
+              fontsize="small")
+    _save(fig, outputs)

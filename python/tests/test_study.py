@@ -1,0 +1,340 @@
+"""`hympi-lab study` and `report` against the real native hympi (Open MPI build).
+
+These run real MPI jobs at 2 ranks (oversubscribed on small machines). They
+need build/bin/hympi; `make test` builds it first and sets
+HYMPI_REQUIRE_NATIVE=1, so there a missing build fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hympi_lab import cli, report, study
+
+ROOT = Path(__file__).resolve().parents[2]
+HYMPI = ROOT / "build" / "bin" / "hympi"
+SCHEMA = ROOT / "python" / "hympi_lab" / "schemas" / "study-record.schema.json"
+
+if not HYMPI.is_file():
+    if os.environ.get("HYMPI_REQUIRE_NATIVE") == "1":
+        raise RuntimeError(f"{HYMPI} is not built (make build)")
+    pytest.skip("build/bin/hympi is not built", allow_module_level=True)
+
+FIGURES = ("fig-beff", "fig-internode", "fig-ratio", "fig-pack", "fig-overlap", "fig-fig5",
+           "fig-breakdown")
+
+
+def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "hympi_lab.cli", *args], capture_output=True,
+                          text=True, env=full_env, timeout=timeout, cwd=ROOT)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def point_keys(outdir: Path) -> set[str]:
+    return {r["point"] for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
+
+
+def result_keys(outdir: Path) -> set[tuple]:
+    """What was measured, independent of the timings: one tuple per result record."""
+    keys = set()
+    for r in lines(outdir / "results.jsonl"):
+        if r["record"] != "result":
+            continue
+        rec = r["result"]
+        keys.add((r["point"], rec.get("kind"), rec.get("benchmark"), rec.get("pattern"),
+                  rec.get("method"), rec.get("bytes"), rec.get("scheme"), rec.get("k"),
+                  rec.get("nk_loc"), rec.get("reserved"), rec.get("n"), rec.get("threads")))
+    return keys
+
+
+@pytest.fixture(scope="module")
+def quick_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    outdir = tmp_path_factory.mktemp("study") / "quick"
+    proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2", "--out", str(outdir)])
+    return outdir, proc
+
+
+def test_quick_study_finishes_with_every_step(quick_study):
+    outdir, proc = quick_study
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "# plan:" in proc.stdout and "report: " in proc.stdout
+    status = {r["point"]: r for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
+    assert all(s["status"] == "ok" for s in status.values())
+    steps = {s["step"] for s in status.values()}
+    assert steps == set(study.STEPS)
+    # every kernel under every scheme, plus pure MPI; n = 2 gives multiple m = 1 only
+    solves = {k for k in status if k.startswith("solve-")}
+    for kernel in study.KERNELS:
+        for scheme in ("pure-mpi", "masteronly", "masteronly-threaded", "funneled", "multiple-m1",
+                       "multiple-own", "adaptive"):
+            assert f"solve-{kernel}-{scheme}" in solves
+    # the exact command of every run is logged
+    log = (outdir / "commands.log").read_text()
+    assert log.count("\n# ") + 1 == len(status)
+    assert all(re.search(rf"--json \S*raw/{re.escape(k)}\.json", log) for k in status)
+
+
+def test_every_line_validates_against_the_schema(quick_study):
+    import jsonschema
+
+    outdir, _ = quick_study
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    records = lines(outdir / "results.jsonl")
+    assert len(records) > 100
+    for rec in records:
+        errors = list(validator.iter_errors(rec))
+        assert not errors, f"{rec.get('point')}: {errors[0].message}"
+    # a record that breaks the schema is caught (the schema is not vacuous)
+    bad = dict(records[-1], status="fine")
+    assert list(validator.iter_errors(bad))
+
+
+def test_report_has_every_section_figure_and_the_recommendation(quick_study):
+    outdir, proc = quick_study
+    page = (outdir / "report.html").read_text()
+    for sid in report.SECTION_IDS:
+        assert f'<section id="{sid}">' in page
+    for fid in FIGURES:
+        assert re.search(rf'<figure id="{fid}"><img [^>]*src="data:image/png;base64,', page), fid
+    for scheme in ("masteronly", "funneled", "multiple-m1", "adaptive", "pure-MPI"):
+        assert f'<figure id="fig-timeline-{scheme}"><img' in page, scheme
+    assert 'id="validation-table"' in page and 'id="advice-table"' in page
+    verdict = re.search(r'<p class="verdict" id="verdict">([^<]+)</p>', page).group(1)
+    # this machine is oversubscribed (2 ranks x 2 threads on 2 cores) in CI: it must say so
+    # rather than recommend; on a bigger machine a recommendation or "no clear winner".
+    assert re.match(r"(No recommendation: this machine cannot separate|Recommended: |No clear winner)",
+                    verdict)
+    assert verdict.split(".")[0] in proc.stdout
+    assert "http://" not in page.replace("http://www.w3.org", "") and "<script" not in page
+
+
+def test_results_csv_has_every_point(quick_study):
+    import csv
+
+    outdir, _ = quick_study
+    records = [r for r in lines(outdir / "results.jsonl") if r["record"] == "result"]
+    with open(outdir / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(records)
+    assert {r["point"] for r in rows} == point_keys(outdir)
+    beff_rows = [r for r in rows if r["step"] == "beff" and r["kind"] == "point"]
+    assert beff_rows and all(float(r["bandwidth_MBps"]) > 0 for r in beff_rows)
+
+
+def test_fit_json_has_hockney_and_eq14(quick_study):
+    outdir, _ = quick_study
+    fit = json.loads((outdir / "fit.json").read_text())
+    assert "params" in fit["hockney"] and fit["hockney"]["n_points"] == 21
+    assert "params" in fit["eq14"] or "error" in fit["eq14"]
+
+
+def test_solve_results_agree_across_schemes(quick_study):
+    outdir, _ = quick_study
+    l2: dict[str, list[float]] = {}
+    for r in lines(outdir / "results.jsonl"):
+        if r["record"] == "result" and r["step"] == "solve":
+            l2.setdefault(r["result"]["kernel"], []).append(r["result"]["l2"])
+    for kernel, values in l2.items():
+        tol = 1e-6 if kernel == "cg" else 1e-12
+        assert max(values) - min(values) <= tol * abs(values[0]), kernel
+
+
+def test_trace_of_funneled_has_comm_thread(quick_study):
+    from hympi_lab import trace
+
+    outdir, _ = quick_study
+    tr = trace.load_trace(str(outdir / "raw" / "solve-jacobi-funneled.trace.json"))
+    assert tr.ranks == 2 and tr.threads == 2
+    for r in range(tr.ranks):
+        for t in range(tr.threads):
+            events = tr.thread_events(r, t)
+            assert events
+            for a, b in zip(events, events[1:]):
+                assert a.end <= b.start + 1e-9
+        phases0 = {e.phase for e in tr.thread_events(r, 0)}
+        assert "comm" in phases0 and "compute_interior" not in phases0
+
+
+STUDY_OPTS = ["--quick", "--ranks", "2", "--threads", "2", "--kernels", "jacobi",
+              "--steps", "info,beff,pack,overlap,solve", "--no-report"]
+
+
+def test_killed_study_resumes_without_rerunning(tmp_path):
+    whole = tmp_path / "whole"
+    proc = run_cli(["study", *STUDY_OPTS, "--out", str(whole)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    outdir = tmp_path / "killed"
+    env = dict(os.environ)
+    child = subprocess.Popen([sys.executable, "-m", "hympi_lab.cli", "study", *STUDY_OPTS,
+                              "--out", str(outdir)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=env, cwd=ROOT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        path = outdir / "results.jsonl"
+        if path.exists() and path.read_text().count('"record":"point"') >= 4:
+            break
+        time.sleep(0.05)
+    os.killpg(child.pid, signal.SIGKILL)  # the study and the MPI job it was running
+    child.wait()
+    before = point_keys(outdir)
+    assert 4 <= len(before) < len(point_keys(whole))
+    commands_before = (outdir / "commands.log").read_text()
+
+    proc = run_cli(["study", "--resume", str(outdir), "--no-report"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{len(before)} of {len(point_keys(whole))} points already measured, skipped" in proc.stdout
+    rerun = re.findall(r"^# \S+ (\S+)$", (outdir / "commands.log").read_text()[len(commands_before):],
+                       re.M)
+    assert not set(rerun) & before, "a finished point ran again"
+    assert point_keys(outdir) == point_keys(whole)
+    assert result_keys(outdir) == result_keys(whole)
+    # each point appears once: the file holds no duplicate of a resumed point
+    status_lines = [r["point"] for r in lines(outdir / "results.jsonl") if r["record"] == "point"]
+    assert len(status_lines) == len(set(status_lines))
+
+
+def test_a_failing_run_is_recorded_and_the_study_goes_on(tmp_path):
+    outdir = tmp_path / "fail"
+    proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2", "--steps", "info,beff,pack",
+                    "--out", str(outdir)], env={"HYMPI_STUDY_FAIL_POINT": "beff"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 run(s) failed" in proc.stdout and "beff: exit code 2" in proc.stdout
+    status = {r["point"]: r for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
+    assert status["beff"]["status"] == "failed" and status["beff"]["exit_code"] == 2
+    assert "no-such-option-injected-by-test" in status["beff"]["stderr_tail"]
+    assert status["pack"]["status"] == "ok" and status["info"]["status"] == "ok"
+    page = (outdir / "report.html").read_text()
+    assert "1 run(s) failed" in page
+    # resume runs the failed point again (now without the injected fault)
+    proc = run_cli(["study", "--resume", str(outdir), "--no-report"])
+    assert proc.returncode == 0
+    assert "2 of 3 points already measured" in proc.stdout
+
+
+def test_a_run_past_its_time_limit_is_ended_and_recorded(tmp_path):
+    outdir = tmp_path / "slow"
+    proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2", "--steps", "solve",
+                    "--kernels", "cg", "--run-timeout", "0.05", "--no-report", "--out", str(outdir)])
+    assert proc.returncode == 1
+    status = [r for r in lines(outdir / "results.jsonl") if r["record"] == "point"]
+    assert status and all(s["timed_out"] and s["status"] == "failed" for s in status)
+    assert "exceeded the per-run limit of 0.05 s" in proc.stdout
+
+
+# --- bad input: exit 2, one line, before any run ----------------------------------------
+
+def _bad(args: list[str], capsys) -> str:
+    code = cli.main(args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("hympi-lab: error: ") and err.count("\n") == 1
+    return err
+
+
+def test_resume_of_a_directory_that_is_not_a_study(tmp_path, capsys):
+    assert "not a study directory" in _bad(["study", "--resume", str(tmp_path)], capsys)
+
+
+def test_resume_of_another_schema_version(tmp_path, capsys):
+    (tmp_path / "study.json").write_text(json.dumps({"study_schema_version": 99, "options": {}}))
+    assert "schema version 99" in _bad(["study", "--resume", str(tmp_path)], capsys)
+
+
+def test_resume_with_other_options(tmp_path, capsys):
+    assert "give no other study options" in _bad(["study", "--resume", str(tmp_path), "--quick"], capsys)
+
+
+def test_out_holding_another_study_or_files(tmp_path, capsys):
+    (tmp_path / "study.json").write_text("{}")
+    assert "already holds a study" in _bad(["study", "--quick", "--out", str(tmp_path)], capsys)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    assert "not empty" in _bad(["study", "--quick", "--out", str(other)], capsys)
+
+
+def test_out_not_writable(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert "not writable" in _bad(["study", "--quick", "--out", str(blocker / "sub")], capsys)
+
+
+def test_bad_layouts_and_launchers(tmp_path, capsys):
+    out = str(tmp_path / "s")
+    assert "at least 2 ranks" in _bad(["study", "--ranks", "1", "--out", out], capsys)
+    assert "invalid choice" in _bad(["study", "--launcher", "qsub", "--out", out], capsys)
+    assert "invalid choice" in _bad(["study", "--mpi", "intel", "--out", out], capsys)
+    assert "not built or not executable" in _bad(["study", "--hympi", "/nonexistent", "--out", out], capsys)
+    assert "unknown step" in _bad(["study", "--steps", "beff,nope", "--out", out], capsys)
+    assert "unknown kernel" in _bad(["study", "--kernels", "lu", "--out", out], capsys)
+    assert "--emulated-nodes must be >= 2" in _bad(["study", "--emulated-nodes", "1", "--out", out], capsys)
+    assert "divide" in _bad(["study", "--hostfile", _hostfile(tmp_path, 3), "--ranks", "4",
+                             "--out", out], capsys)
+    if not any(os.access(os.path.join(p, "srun"), os.X_OK) for p in os.environ["PATH"].split(":")):
+        assert "srun is not installed" in _bad(["study", "--launcher", "srun", "--out", out], capsys)
+    assert not (tmp_path / "s").exists(), "nothing may be created before the checks pass"
+
+
+def _hostfile(tmp_path: Path, hosts: int) -> str:
+    path = tmp_path / "hosts"
+    path.write_text("".join(f"node{i} slots=2\n" for i in range(hosts)))
+    return str(path)
+
+
+def test_emulated_nodes_need_root(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert "needs root" in _bad(["study", "--emulated-nodes", "2", "--out", str(tmp_path / "s")], capsys)
+
+
+def test_report_of_a_directory_that_is_not_a_study(tmp_path, capsys):
+    assert "not a study directory" in _bad(["report", str(tmp_path)], capsys)
+
+
+def test_trace_of_a_file_that_is_not_a_trace(tmp_path, capsys):
+    path = tmp_path / "x.json"
+    path.write_text('{"context": {}}')
+    assert "not a hympi trace" in _bad(["trace", str(path), "-o", str(tmp_path / "x.png")], capsys)
+
+
+def test_report_renders_in_headless_chromium(quick_study, tmp_path):
+    """The page loads offline with no console message and draws something."""
+    import shutil
+
+    import numpy as np
+    from matplotlib import image
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("HYMPI_REQUIRE_NATIVE") == "1":
+            pytest.fail("chromium is not installed (scripts/install-deps.sh chromium)")
+        pytest.skip("chromium is not installed")
+    outdir, _ = quick_study
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--enable-logging=stderr", "--v=0", f"--user-data-dir={tmp_path / 'profile'}",
+         "--window-size=1200,1600", f"--screenshot={shot}", (outdir / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert shot.is_file(), proc.stderr[-2000:]
+    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln]
+    assert not console, console
+    pixels = image.imread(str(shot))
+    assert pixels.shape[0] >= 1000 and float(np.std(pixels[..., :3])) > 0.05, "blank screenshot"
