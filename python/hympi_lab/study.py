@@ -55,7 +55,7 @@ LEVELS: dict[str, dict[str, Any]] = {
               "grid": 24, "iters": 6, "solve_repeat": 2, "max_iters": 200},
     "default": {"lmax": 8000000, "repeat": 3, "faces": [16, 32, 64, 128], "sizes": [262144, 2000000],
                 "plane": 48, "nk_loc": [1, 2, 4, 8, 16, 32, 64, 128], "overlap_iters": 20,
-                "grid": 96, "iters": 20, "solve_repeat": 3, "max_iters": 2000},
+                "grid": 128, "iters": 20, "solve_repeat": 3, "max_iters": 2000},
     "full": {"lmax": 8000000, "repeat": 5, "faces": [16, 32, 64, 128, 256], "sizes": [2000000, 16000000],
              "plane": 96, "nk_loc": [1, 2, 4, 8, 16, 32, 64, 128, 256], "overlap_iters": 50,
              "grid": 192, "iters": 50, "solve_repeat": 5, "max_iters": 5000},
@@ -67,7 +67,7 @@ LEVELS: dict[str, dict[str, Any]] = {
 ESTIMATE_S = {"quick": {"info": 0.5, "beff": 0.6, "cyclic3d": 0.6, "pack": 0.6, "internode": 0.5,
                         "ratio": 0.5, "overlap": 0.5, "solve": 0.5},
               "default": {"info": 0.5, "beff": 4, "cyclic3d": 1.5, "pack": 2, "internode": 0.6,
-                          "ratio": 0.6, "overlap": 0.6, "solve": 1},
+                          "ratio": 0.6, "overlap": 0.6, "solve": 2},
               "full": {"info": 1, "beff": 30, "cyclic3d": 20, "pack": 10, "internode": 10,
                        "ratio": 10, "overlap": 5, "solve": 10}}
 
