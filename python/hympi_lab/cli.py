@@ -790,6 +790,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (UsageError, InputError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
 

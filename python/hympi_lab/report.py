@@ -127,6 +127,8 @@ def solve_runs(study: Study) -> dict[str, list[SolveRun]]:
         scheme = "pure-mpi" if meta.get("scheme") == "pure-mpi" else rec["scheme"]
         m = int(rec.get("reserved", 0))
         label = {"pure-mpi": "pure MPI"}.get(scheme, scheme + (f" m={m}" if scheme == "multiple" else ""))
+        if scheme == "masteronly" and int(rec["threads"]) == 1:
+            label = "masteronly = pure MPI"
         by_kernel.setdefault(rec["kernel"], []).append(SolveRun(
             r["point"], rec["kernel"], scheme, label, m, int(rec["threads"]),
             int(r["context"].get("ranks", 0)), rec["time_s"]["median"], rec["time_s"]["min"],
@@ -203,7 +205,9 @@ def kernel_advice(runs: dict[str, list[SolveRun]]) -> list[KernelAdvice]:
         second = ranked[1] if len(ranked) > 1 else None
         # Separated: the best's slowest repetition beats the runner-up's fastest.
         separated = second is not None and best.high < second.low
-        pure = next((s for s in kruns if s.scheme == "pure-mpi"), None)
+        # With one thread per rank, masteronly is pure MPI (class 1).
+        pure = next((s for s in kruns if s.scheme == "pure-mpi"
+                     or (s.scheme == "masteronly" and s.threads == 1)), None)
         mo = next((s for s in kruns if s.scheme == "masteronly"), None)
         verdict, model_best, model_eps = "no masteronly run: the model has no inputs", "", None
         if mo is not None and mo.threads >= 2 and mo.fractions:
@@ -416,6 +420,7 @@ def write_report(outdir: Path) -> str:
         ("thread level", f"requested {ctx.get('thread_level_requested', '?')}, provided "
                          f"{ctx.get('thread_level_provided', '?')}"),
         ("binding", st.get("binding", "?")),
+        ("binding of pure-MPI runs", st.get("pure_binding", "-") if st.get("threads", 1) > 1 else "-"),
         ("compiler / flags", f"{ctx.get('compiler', '?')} / {ctx.get('flags', '?')}"),
         ("hympi", f"{ctx.get('hympi_version', '?')} ({ctx.get('git_revision', '?')})"),
         ("study", f"{study.header.get('options', {}).get('level')} level, started "

@@ -161,6 +161,9 @@ class Point:
     trace_name: str = ""                 # raw/<trace_name> (solve with --trace)
     label: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    # Cores bound to each rank: the layout's threads, 1 for pure MPI. The
+    # single-threaded benchmarks keep the hybrid layout's placement.
+    cores_per_rank: int = 0
 
 
 @dataclass
@@ -176,6 +179,15 @@ class Setting:
     launcher: list[str]                  # argv prefix up to (not including) -n
     binding: str                         # what binding was used, in words
     env: dict[str, str]
+    # The same for pure-MPI runs (one core per rank, ranks x threads ranks).
+    pure_launcher: list[str] = field(default_factory=list)
+    pure_binding: str = ""
+    pure_env: dict[str, str] = field(default_factory=dict)
+
+    def launch(self, cores_per_rank: int) -> tuple[list[str], str, dict[str, str]]:
+        if cores_per_rank == 1 and self.threads != 1 and self.pure_launcher:
+            return self.pure_launcher, self.pure_binding, self.pure_env
+        return self.launcher, self.binding, self.env
 
 
 def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
@@ -225,8 +237,9 @@ def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
     total_cores = cores * (1 if kind != "real" or not (opts.hostfile or machine.slurm) else nodes)
     oversubscribed = ranks * threads > total_cores
     launcher, binding, env = launcher_command(opts, ranks, threads, oversubscribed)
+    pure = launcher_command(opts, ranks * threads, 1, oversubscribed)
     return Setting(ranks, threads, cores, nodes, kind, ranks_per_node, oversubscribed,
-                   launcher, binding, env)
+                   launcher, binding, env, *pure)
 
 
 def read_hostfile(path: str) -> list[str]:
@@ -317,11 +330,12 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
     plan: list[Point] = []
 
     def add(key: str, step: str, args: list[str], ranks: int = p, threads: int = n,
-            trace: bool = False, label: str = "", **meta: Any) -> None:
+            trace: bool = False, label: str = "", cores_per_rank: int = n, **meta: Any) -> None:
         if step not in opts.steps:
             return
         plan.append(Point(key, step, args, ranks, threads, f"{key}.json",
-                          f"{key}.trace.json" if trace else "", label or key, dict(meta)))
+                          f"{key}.trace.json" if trace else "", label or key, dict(meta),
+                          cores_per_rank))
 
     add("info", "info", ["info", "--threads", str(n)] + rpn)
     # b_eff's Lmax: the level's, capped by memory per rank / 128 (b_eff's rule).
@@ -347,11 +361,13 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
     for kernel in opts.kernels:
         kargs = ["solve", "--kernel", kernel, "--grid", grid, "--repeat", str(lv["solve_repeat"])]
         kargs += ["--max-iters", str(lv["max_iters"])] if kernel == "cg" else ["--iters", str(lv["iters"])]
-        # Pure MPI: one rank per core of the hybrid layout (the papers' class 1).
-        add(f"solve-{kernel}-pure-mpi", "solve",
-            kargs + ["--scheme", "masteronly", "--threads", "1"] + _rpn_scaled(setting, n),
-            ranks=p * n, threads=1, trace=True, label=f"{kernel} pure MPI",
-            kernel=kernel, scheme="pure-mpi")
+        # Pure MPI: one rank per core of the hybrid layout (the papers' class
+        # 1). With one thread per rank, masteronly below is that run already.
+        if n > 1:
+            add(f"solve-{kernel}-pure-mpi", "solve",
+                kargs + ["--scheme", "masteronly", "--threads", "1"] + _rpn_scaled(setting, n),
+                ranks=p * n, threads=1, trace=True, label=f"{kernel} pure MPI", cores_per_rank=1,
+                kernel=kernel, scheme="pure-mpi")
         for s in schemes:
             if not s.get("available", True) or n < int(s.get("min_threads", 1)):
                 continue
@@ -468,16 +484,18 @@ def point_command(point: Point, setting: Setting, hympi: str, outdir: Path) -> l
     if inject and re.fullmatch(inject, point.key):
         # For the tests: make exactly this run fail with a usage error.
         args += ["--no-such-option-injected-by-test"]
-    return setting.launcher + [str(point.ranks), hympi] + args
+    launcher, _, _ = setting.launch(point.cores_per_rank)
+    return launcher + [str(point.ranks), hympi] + args
 
 
 def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_s: float) -> RunOutcome:
     argv = point_command(point, setting, hympi, outdir)
+    _, _, launch_env = setting.launch(point.cores_per_rank)
     env = dict(os.environ)
-    env.update(setting.env)
+    env.update(launch_env)
     env["OMP_NUM_THREADS"] = str(point.threads)
     with open(outdir / COMMANDS, "a", encoding="utf-8") as log:
-        env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(setting.env.items())
+        env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(launch_env.items())
                              if k != "OMP_NUM_THREADS")
         log.write(f"# {now_iso()} {point.key}\nOMP_NUM_THREADS={point.threads} {env_words} "
                   f"{shlex.join(argv)}\n")
@@ -570,23 +588,22 @@ class Progress:
 
     def __init__(self, total: int, estimate_s: float, out: TextIO):
         self.total, self.done, self.out = total, 0, out
-        self.estimate_left = estimate_s
+        self.left_s = estimate_s
         self.bar = None
         if out.isatty():
             from tqdm import tqdm
             self.bar = tqdm(total=total, file=out, unit="run", dynamic_ncols=True,
-                            bar_format="{desc} {bar} {n_fmt}/{total_fmt} [{elapsed}<{postfix}]")
-            self.bar.set_postfix_str(_clock(estimate_s))
+                            bar_format="{desc} {bar} {n_fmt}/{total_fmt} runs [{elapsed}]")
 
     def start(self, point: Point) -> None:
         if self.bar is not None:
-            self.bar.set_description_str(f"{point.step}: {point.label}")
+            self.bar.set_description_str(f"{point.step}: {point.label} (about {_clock(self.left_s)} left)")
 
     def finish(self, point: Point, outcome: RunOutcome, left_s: float) -> None:
         self.done += 1
+        self.left_s = left_s
         mark = "ok" if outcome.status == "ok" else f"FAILED ({outcome.reason})"
         if self.bar is not None:
-            self.bar.set_postfix_str(_clock(left_s))
             self.bar.update(1)
             if outcome.status != "ok":
                 self.bar.write(f"  {point.key}: {mark}")
@@ -596,6 +613,7 @@ class Progress:
 
     def close(self) -> None:
         if self.bar is not None:
+            self.bar.set_description_str("done")
             self.bar.close()
 
 
@@ -699,9 +717,10 @@ def load_study(outdir: Path) -> dict[str, Any]:
 
 def discover_schemes(setting: Setting, hympi: str, timeout_s: float) -> list[dict[str, Any]]:
     """The schemes this build offers, from `hympi info --json` at one rank."""
-    argv = setting.launcher + ["1", hympi, "info", "--json"]
+    argv = setting.pure_launcher or setting.launcher
+    argv = argv + ["1", hympi, "info", "--json"]
     env = dict(os.environ)
-    env.update(setting.env)
+    env.update(setting.pure_env or setting.env)
     env["OMP_NUM_THREADS"] = "1"
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout_s,
@@ -763,6 +782,9 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
         _print_plan(out, opts, machine, setting, plan, todo, estimate, outdir, info_context, resume)
         failed: list[tuple[Point, RunOutcome]] = []
         progress = Progress(len(todo), estimate, out)
+        # SIGTERM (a batch system's time limit, kill) stops like Ctrl-C: the
+        # running MPI job is ended and what was measured stays.
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         spent: dict[str, list[float]] = {}
         try:
             for i, point in enumerate(todo):
@@ -770,7 +792,8 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
                 outcome = run_point(point, setting, opts.hympi, outdir, timeout_s)
                 command = point_command(point, setting, opts.hympi, outdir)
                 append_lines(results_path, outcome.records +
-                             [point_status_line(point, outcome, command, setting.binding)])
+                             [point_status_line(point, outcome, command,
+                                                setting.launch(point.cores_per_rank)[1])])
                 spent.setdefault(point.step, []).append(outcome.wall_s)
                 left = sum((sum(spent[pt.step]) / len(spent[pt.step])) if pt.step in spent
                            else est[pt.step] for pt in todo[i + 1:])
@@ -782,6 +805,8 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
             print(f"\nhympi-lab study: interrupted; what was measured is kept in {outdir / RESULTS}.\n"
                   f"Resume with: hympi-lab study --resume {outdir}", file=out, flush=True)
             return 130
+        finally:
+            signal.signal(signal.SIGTERM, previous)
         progress.close()
     finally:
         if emulated is not None:
@@ -805,6 +830,10 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
     return code
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Setting,
                 plan: list[Point], todo: list[Point], estimate: float, outdir: Path,
                 info_context: dict[str, Any], resume: bool) -> None:
@@ -819,7 +848,9 @@ def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Sett
         + (f"; Slurm job {machine.slurm.get('SLURM_JOB_ID', '?')}" if machine.slurm else ""),
         f"# MPI: {info_context.get('mpi_library', opts.mpi)}; launcher {setting.launcher[0]}",
         f"# layout: {setting.ranks} ranks x {setting.threads} threads on {setting.nodes} "
-        f"{setting.nodes_kind} node(s); binding: {setting.binding}",
+        f"{setting.nodes_kind} node(s); binding: {setting.binding}"
+        + (f"; pure-MPI runs ({setting.ranks * setting.threads} ranks): {setting.pure_binding}"
+           if setting.threads > 1 and setting.pure_binding else ""),
     ]
     if setting.oversubscribed:
         lines.append(f"# NOTE: {setting.ranks * setting.threads} threads on {setting.cores} cores: "

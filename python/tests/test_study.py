@@ -338,3 +338,26 @@ def test_report_renders_in_headless_chromium(quick_study, tmp_path):
     assert not console, console
     pixels = image.imread(str(shot))
     assert pixels.shape[0] >= 1000 and float(np.std(pixels[..., :3])) > 0.05, "blank screenshot"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_ends_the_run_keeps_results_and_says_how_to_resume(tmp_path, sig):
+    outdir = tmp_path / "stopped"
+    child = subprocess.Popen([sys.executable, "-m", "hympi_lab.cli", "study", *STUDY_OPTS,
+                              "--out", str(outdir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        path = outdir / "results.jsonl"
+        if path.exists() and path.read_text().count('"record":"point"') >= 2:
+            break
+        time.sleep(0.05)
+    child.send_signal(sig)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, out + err
+    assert f"Resume with: hympi-lab study --resume {outdir}" in out
+    assert len(point_keys(outdir)) >= 2
+    # no rank of the interrupted run is left behind
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(outdir) not in ps
