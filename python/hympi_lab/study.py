@@ -27,7 +27,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
@@ -188,6 +187,14 @@ class Setting:
         if cores_per_rank == 1 and self.threads != 1 and self.pure_launcher:
             return self.pure_launcher, self.pure_binding, self.pure_env
         return self.launcher, self.binding, self.env
+
+    def argv(self, ranks: int, cores_per_rank: int) -> list[str]:
+        """The launcher's argv for `ranks` ranks, up to the program."""
+        launcher, _, _ = self.launch(cores_per_rank)
+        if self.nodes_kind == "emulated":
+            # scripts/emulated-cluster run takes ranks per node, not in all.
+            return launcher + ["--np-per-node", str(max(1, ranks // self.nodes)), "--"]
+        return launcher + [str(ranks)]
 
 
 def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
@@ -484,8 +491,7 @@ def point_command(point: Point, setting: Setting, hympi: str, outdir: Path) -> l
     if inject and re.fullmatch(inject, point.key):
         # For the tests: make exactly this run fail with a usage error.
         args += ["--no-such-option-injected-by-test"]
-    launcher, _, _ = setting.launch(point.cores_per_rank)
-    return launcher + [str(point.ranks), hympi] + args
+    return setting.argv(point.ranks, point.cores_per_rank) + [hympi] + args
 
 
 def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_s: float) -> RunOutcome:
@@ -717,8 +723,7 @@ def load_study(outdir: Path) -> dict[str, Any]:
 
 def discover_schemes(setting: Setting, hympi: str, timeout_s: float) -> list[dict[str, Any]]:
     """The schemes this build offers, from `hympi info --json` at one rank."""
-    argv = setting.pure_launcher or setting.launcher
-    argv = argv + ["1", hympi, "info", "--json"]
+    argv = setting.argv(1, 1) + [hympi, "info", "--json"]
     env = dict(os.environ)
     env.update(setting.pure_env or setting.env)
     env["OMP_NUM_THREADS"] = "1"
@@ -874,11 +879,8 @@ class EmulatedCluster:
         cpus = max(1, setting.cores // opts.emulated_nodes)
         self.up_argv = [str(self.script), "up", "--nodes", str(opts.emulated_nodes),
                         "--cpus-per-node", str(cpus), "--link", opts.link, "--mpi", opts.mpi]
-        run = [str(self.script), "run", "--mpi", opts.mpi, "--"]
+        launcher = [str(self.script), "run", "--mpi", opts.mpi]
         env = {"OMP_NUM_THREADS": str(setting.threads), "OMP_WAIT_POLICY": "passive"}
-        # The script launches with -n itself; the study's "-n N" becomes the
-        # per-node count, so the launcher prefix ends in a wrapper that drops it.
-        launcher = [sys.executable, "-c", _EMULATED_SHIM, str(opts.emulated_nodes), *run]
         self.setting = Setting(setting.ranks, setting.threads, setting.cores, opts.emulated_nodes,
                                "emulated", 0, setting.oversubscribed, launcher,
                                f"emulated-cluster run ({self.per_node} ranks per node, no binding)",
@@ -891,10 +893,3 @@ class EmulatedCluster:
 
     def down(self) -> None:
         subprocess.run([str(self.script), "down"], capture_output=True, text=True)
-
-
-# Turns "NODES run-argv... -- N program..." (N: the run's total ranks, as the
-# study passes it) into "run-argv... --np-per-node N/NODES -- program...".
-_EMULATED_SHIM = ("import os,sys; a=sys.argv[1:]; nodes=int(a[0]); a=a[1:]; i=a.index('--'); "
-                  "n=int(a[i+1]); r=a[:i]+['--np-per-node',str(max(1,n//nodes)),'--']+a[i+2:]; "
-                  "os.execv(r[0], r)")

@@ -361,3 +361,21 @@ def test_interrupt_ends_the_run_keeps_results_and_says_how_to_resume(tmp_path, s
     time.sleep(0.5)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(outdir) not in ps
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the emulated cluster needs root")
+def test_study_on_the_emulated_cluster(tmp_path):
+    """--emulated-nodes: every run crosses the shaped links between two namespaces,
+    whose host names are the nodes'; the cluster is gone afterwards."""
+    outdir = tmp_path / "emulated"
+    proc = run_cli(["study", "--quick", "--emulated-nodes", "2", "--link", "1gbit",
+                    "--steps", "info,internode,solve", "--kernels", "jacobi", "--no-report",
+                    "--out", str(outdir)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "on 2 emulated node(s)" in proc.stdout
+    records = [r for r in lines(outdir / "results.jsonl") if r["record"] == "result"]
+    assert records and all(r["context"]["hosts"] == ["hympi-n0", "hympi-n1"] for r in records)
+    internode = [r["result"] for r in records if r["step"] == "internode" and r["result"]["kind"] == "point"]
+    assert internode and all(p["bandwidth_per_node_MBps"] < 1e9 / 8 / 1e6 * 1.3 for p in internode)
+    assert "emulated-cluster run --mpi openmpi --np-per-node 1 --" in (outdir / "commands.log").read_text()
+    assert not Path("/run/hympi-emulated-cluster").exists()
