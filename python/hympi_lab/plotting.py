@@ -112,6 +112,19 @@ PHASE_LABELS = {"compute_interior": "interior compute", "compute_boundary": "bou
                 "pack": "pack", "unpack": "unpack", "comm": "MPI", "idle": "idle"}
 
 
+def _finish(fig: Figure, ax, xlabel: str, ylabel: str, title: str, outputs: Sequence[str],
+            log2x: bool = True, grid_which: str = "major") -> None:
+    """The common end of the report's line figures: axes, grid, legend, files."""
+    if log2x:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which=grid_which, alpha=0.3)
+    ax.legend(fontsize="small")
+    _save(fig, outputs)
+
+
 def beff(patterns: dict, pingpong: Optional[tuple], hockney: Optional[tuple],
          outputs: Sequence[str]) -> None:
     """Bandwidth over message length: each b_eff pattern (best method), the
@@ -132,14 +145,10 @@ def beff(patterns: dict, pingpong: Optional[tuple], hockney: Optional[tuple],
         lengths = np.geomspace(1, max(max(v[1]) for v in patterns.values()) if patterns else 1e7, 200)
         ax.plot(lengths, model.hockney_bandwidth(lengths, t_lat, b_inf) / 1e6, "k-", linewidth=1,
                 alpha=0.6, label=f"Hockney: T_lat {t_lat * 1e6:.3g} us, b_inf {b_inf / 1e6:.4g} MB/s")
-    ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("message length L (bytes)")
-    ax.set_ylabel("bandwidth (MB/s)")
-    ax.set_title("b_eff patterns (best of Sendrecv, Alltoallv, Irecv/Isend) and ping-pong")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    _save(fig, outputs)
+    _finish(fig, ax, "message length L (bytes)", "bandwidth (MB/s)",
+            "b_eff patterns (best of Sendrecv, Alltoallv, Irecv/Isend) and ping-pong", outputs,
+            grid_which="both")
 
 
 def internode(series: dict, nodes_label: str, outputs: Sequence[str]) -> None:
@@ -147,14 +156,10 @@ def internode(series: dict, nodes_label: str, outputs: Sequence[str]) -> None:
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, (size, (ks, bw)) in enumerate(sorted(series.items())):
         ax.plot(ks, bw, "o-", color=f"C{i}", label=f"{size / 1e6:g} MB messages")
-    ax.set_xlabel("communicating CPUs per node k")
-    ax.set_ylabel("bandwidth per node (MB/s)")
-    ax.set_title(f"Inter-node bandwidth over communicating CPUs ({nodes_label})")
     ax.set_ylim(bottom=0)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    _save(fig, outputs)
+    _finish(fig, ax, "communicating CPUs per node k", "bandwidth per node (MB/s)",
+            f"Inter-node bandwidth over communicating CPUs ({nodes_label})", outputs, log2x=False)
 
 
 def ratio(lengths: Sequence[float], med: Sequence[float], low: Sequence[float],
@@ -165,13 +170,8 @@ def ratio(lengths: Sequence[float], med: Sequence[float], low: Sequence[float],
     ax.errorbar(lengths, med_a, yerr=[med_a - np.asarray(low), np.asarray(high) - med_a],
                 fmt="o-", capsize=3, label="T_hybrid / T_pure (median; min-max)")
     ax.axhline(1.0, color="0.4", linewidth=0.8)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("pure-MPI message size L (bytes)")
-    ax.set_ylabel("T_hybrid / T_pure")
-    ax.set_title(f"Hybrid masteronly against pure MPI ({nodes_label})")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    _save(fig, outputs)
+    _finish(fig, ax, "pure-MPI message size L (bytes)", "T_hybrid / T_pure",
+            f"Hybrid masteronly against pure MPI ({nodes_label})", outputs)
 
 
 def pack(series: dict, outputs: Sequence[str]) -> None:
@@ -179,13 +179,8 @@ def pack(series: dict, outputs: Sequence[str]) -> None:
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, (label, (sizes, bw)) in enumerate(sorted(series.items())):
         ax.plot(sizes, bw, "o-", color=f"C{i}", label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("face size (bytes)")
-    ax.set_ylabel("exchange bandwidth (MB/s)")
-    ax.set_title("Packing by threads vs MPI derived datatypes")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    _save(fig, outputs)
+    _finish(fig, ax, "face size (bytes)", "exchange bandwidth (MB/s)",
+            "Packing by threads vs MPI derived datatypes", outputs, grid_which="both")
 
 
 def overlap(series: dict, n: int, fit: Optional[tuple], outputs: Sequence[str]) -> None:
@@ -210,13 +205,8 @@ def overlap(series: dict, n: int, fit: Optional[tuple], outputs: Sequence[str]) 
             ax.plot(grid, model.eq14_epsilon(grid, a, b, n, m), "-", color=f"C{m - 1}", alpha=0.8,
                     label=f"eq. (14) m = {m}, crossover nk_loc = {model.eq14_crossover(a, n, m):.3g}")
     ax.axhline(1.0, color="0.4", linewidth=0.8)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("nk_loc (local planes per process)")
-    ax.set_ylabel("epsilon = T_masteronly / T_scheme")
-    ax.set_title(f"Overlap against masteronly over the local size, n = {n}")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    _save(fig, outputs)
+    _finish(fig, ax, "nk_loc (local planes per process)", "epsilon = T_masteronly / T_scheme",
+            f"Overlap against masteronly over the local size, n = {n}", outputs)
 
 
 def breakdown(kernels: dict, outputs: Sequence[str]) -> None:
