@@ -14,6 +14,12 @@ reported next to the ranking as that bound.
 Uncertainty: the caller passes sample points (f_comm, f_comp_non) spanning
 the 1-sigma uncertainty of the inputs. If any sample ranks another candidate
 first, or the margin is nil, the answer is "no clear winner".
+
+Where the fractions come from: `from_fractions` (measured shares),
+`from_ratios` (eq. (14) ratios at a local depth), `from_overlap_points`
+(eq. (14) fitted to overlap benchmark points) and `from_solve_records`
+(masteronly solve records of result documents) each return an
+`AdviseInput`; `advise_input` ranks it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from . import model
+from . import fit, model, results
 from .errors import InputError
 
 # Relative difference in epsilon below which two candidates tie. At
@@ -184,3 +190,92 @@ def eq14_samples(nk_loc: float, comm_ratio: float, comm_ratio_err: float,
         fc, fn, _ = model.eq14_fractions(nk_loc, float(a), float(b))
         samples.append((fc, fn))
     return samples
+
+
+# --- the inputs: fractions with their uncertainty, from one source ----------
+
+@dataclass(frozen=True)
+class AdviseInput:
+    """Fractions to advise on, where they come from and how uncertain they are.
+
+    The uncertainty is either 1-sigma errors of the two fractions
+    (`f_comm_err`, `f_comp_non_err`: a box is sampled) or explicit sample
+    points (`samples`, e.g. over an eq. (14) fit's ratios).
+    """
+    n: int
+    f_comm: float
+    f_comp_non: float
+    source: str
+    f_comm_err: float = 0.0
+    f_comp_non_err: float = 0.0
+    samples: tuple[tuple[float, float], ...] = ()
+
+    def uncertainty_samples(self) -> list[tuple[float, float]]:
+        if self.f_comm_err or self.f_comp_non_err:
+            return box_samples(self.f_comm, self.f_comm_err, self.f_comp_non, self.f_comp_non_err)
+        return list(self.samples)
+
+
+def from_fractions(n: int, f_comm: float, f_comp_non: float,
+                   f_comm_err: float = 0.0, f_comp_non_err: float = 0.0) -> AdviseInput:
+    """Measured shares of the masteronly time, with optional 1-sigma errors."""
+    return AdviseInput(n, f_comm, f_comp_non, "flags", f_comm_err, f_comp_non_err)
+
+
+def from_ratios(n: int, nk_loc: float, comm_ratio: float, non_ratio: float,
+                comm_ratio_err: float = 0.0, non_ratio_err: float = 0.0) -> AdviseInput:
+    """The fractions eq. (14) predicts at nk_loc for x_comm/x_overlap and x_non/x_overlap."""
+    f_comm, f_non, _ = model.eq14_fractions(nk_loc, comm_ratio, non_ratio)
+    samples: list[tuple[float, float]] = []
+    if comm_ratio_err or non_ratio_err:
+        samples = eq14_samples(nk_loc, comm_ratio, comm_ratio_err, non_ratio, non_ratio_err)
+    return AdviseInput(n, f_comm, f_non, f"eq. (14) at nk_loc = {nk_loc:g}", samples=tuple(samples))
+
+
+def from_overlap_points(paths: Sequence[str], nk_loc: float, n: Optional[int] = None) -> AdviseInput:
+    """Eq. (14) fitted to overlap points (CSV or documents), evaluated at nk_loc;
+    the fit's 1-sigma ratios give the uncertainty."""
+    points = results.eq14_points(paths, n, None)
+    fitted = fit.fit_eq14(points.nk_loc, points.epsilon, points.n, points.m)
+    a, b = fitted.params["comm_ratio"], fitted.params["non_ratio"]
+    f_comm, f_non, _ = model.eq14_fractions(nk_loc, a.value, b.value)
+    source = (f"eq. (14) fitted to {fitted.n_points} overlap points "
+              f"(x_comm/x_overlap = {a.value:.3g} +- {a.sigma:.2g}, "
+              f"x_non/x_overlap = {b.value:.3g} +- {b.sigma:.2g}) at nk_loc = {nk_loc:g}")
+    samples = eq14_samples(nk_loc, a.value, a.sigma, b.value, b.sigma)
+    return AdviseInput(points.n, f_comm, f_non, source, samples=tuple(samples))
+
+
+def from_solve_records(documents: Sequence[results.Document], n: Optional[int] = None,
+                       f_comm_err: Optional[float] = None,
+                       f_comp_non_err: Optional[float] = None) -> AdviseInput:
+    """The mean fractions of masteronly solve records (all of one thread count).
+
+    The spread between repeated runs is the measurement uncertainty (sample
+    standard deviation, not that of the mean: the next run scatters as
+    much); errors given explicitly take precedence.
+    """
+    found = results.masteronly_fractions(documents, n)
+    if not found:
+        raise InputError("no masteronly solve records with fractions"
+                         + (f" at --n {n}" if n is not None else "")
+                         + " in the input (for overlap benchmark points give --nk-loc)")
+    threads = sorted({f.threads for f in found})
+    if len(threads) > 1:
+        raise InputError(f"the records were run with different thread counts "
+                         f"({', '.join(map(str, threads))}); choose one with --n")
+    fc = np.array([f.f_comm for f in found])
+    fn = np.array([f.f_comp_non for f in found])
+    spread = len(found) > 1
+    if f_comm_err is None:
+        f_comm_err = float(fc.std(ddof=1)) if spread else 0.0
+    if f_comp_non_err is None:
+        f_comp_non_err = float(fn.std(ddof=1)) if spread else 0.0
+    source = f"{len(found)} masteronly solve record(s), mean" + (" +- sample std" if spread else "")
+    return AdviseInput(threads[0], float(fc.mean()), float(fn.mean()), source, f_comm_err, f_comp_non_err)
+
+
+def advise_input(given: AdviseInput, m_max: Optional[int] = None,
+                 beta: Optional[Mapping[int, float]] = None) -> Advice:
+    """`advise` for one AdviseInput, sampling its uncertainty."""
+    return advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(), m_max, beta)

@@ -15,7 +15,6 @@ import math
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn, Optional, Sequence, TextIO
 
 import numpy as np
@@ -339,17 +338,6 @@ def cmd_fit_hockney(args: argparse.Namespace, out: TextIO) -> int:
 
 # --- advise ----------------------------------------------------------------
 
-@dataclass
-class _AdviseInput:
-    n: int
-    f_comm: float
-    f_comp_non: float
-    source: str
-    f_comm_err: float = 0.0
-    f_comp_non_err: float = 0.0
-    samples: list[tuple[float, float]] = field(default_factory=list)
-
-
 def _needs(route: str, flags: Sequence[tuple[str, Any]]) -> None:
     _check([f"advise {route} needs {flag}" for flag, value in flags if value is None])
 
@@ -361,83 +349,40 @@ def _refuses(route: str, args: argparse.Namespace, names: Sequence[str]) -> None
         raise InputError(f"advise {route} does not use {', '.join(stray)}")
 
 
-def _advise_from_fractions(args: argparse.Namespace) -> _AdviseInput:
-    _needs("from fractions", [("--f-comm", args.f_comm), ("--f-comp-non", args.f_comp_non), ("--n", args.n)])
-    _refuses("from fractions", args, ["nk_loc", "comm_ratio_err", "non_ratio_err"])
-    return _AdviseInput(args.n, args.f_comm, args.f_comp_non, "flags",
-                        args.f_comm_err or 0.0, args.f_comp_non_err or 0.0)
-
-
-def _advise_from_ratios(args: argparse.Namespace) -> _AdviseInput:
-    _needs("from eq. (14) ratios", [("--comm-ratio", args.comm_ratio), ("--non-ratio", args.non_ratio),
-                                    ("--nk-loc", args.nk_loc), ("--n", args.n)])
-    _refuses("from eq. (14) ratios", args, ["f_comm_err", "f_comp_non_err"])
-    f_comm, f_non, _ = model.eq14_fractions(args.nk_loc, args.comm_ratio, args.non_ratio)
-    samples = []
-    if args.comm_ratio_err or args.non_ratio_err:
-        samples = advise_mod.eq14_samples(args.nk_loc, args.comm_ratio, args.comm_ratio_err or 0.0,
-                                          args.non_ratio, args.non_ratio_err or 0.0)
-    return _AdviseInput(args.n, f_comm, f_non, f"eq. (14) at nk_loc = {args.nk_loc:g}", samples=samples)
-
-
-def _advise_from_overlap_points(args: argparse.Namespace) -> _AdviseInput:
-    _refuses("from overlap points", args, ["f_comm_err", "f_comp_non_err", "comm_ratio_err", "non_ratio_err"])
-    points = results.eq14_points(args.files, args.n, None)
-    fitted = fit_mod.fit_eq14(points.nk_loc, points.epsilon, points.n, points.m)
-    a, b = fitted.params["comm_ratio"], fitted.params["non_ratio"]
-    f_comm, f_non, _ = model.eq14_fractions(args.nk_loc, a.value, b.value)
-    source = (f"eq. (14) fitted to {fitted.n_points} overlap points "
-              f"(x_comm/x_overlap = {a.value:.3g} +- {a.sigma:.2g}, "
-              f"x_non/x_overlap = {b.value:.3g} +- {b.sigma:.2g}) at nk_loc = {args.nk_loc:g}")
-    samples = advise_mod.eq14_samples(args.nk_loc, a.value, a.sigma, b.value, b.sigma)
-    return _AdviseInput(points.n, f_comm, f_non, source, samples=samples)
-
-
-def _advise_from_solve_records(args: argparse.Namespace) -> _AdviseInput:
-    _refuses("from solve records", args, ["comm_ratio_err", "non_ratio_err"])
-    found = results.masteronly_fractions(results.load_documents(args.files), args.n)
-    if not found:
-        raise InputError("no masteronly solve records with fractions"
-                         + (f" at --n {args.n}" if args.n is not None else "")
-                         + " in the input (for overlap benchmark points give --nk-loc)")
-    threads = sorted({f.threads for f in found})
-    if len(threads) > 1:
-        raise InputError(f"the records were run with different thread counts "
-                         f"({', '.join(map(str, threads))}); choose one with --n")
-    fc = np.array([f.f_comm for f in found])
-    fn = np.array([f.f_comp_non for f in found])
-    # The spread between repeated runs is the measurement uncertainty (sample
-    # standard deviation, not that of the mean: the next run scatters as much);
-    # explicit flags take precedence.
-    spread = len(found) > 1
-    fc_err = args.f_comm_err if args.f_comm_err is not None else (float(fc.std(ddof=1)) if spread else 0.0)
-    fn_err = args.f_comp_non_err if args.f_comp_non_err is not None else (float(fn.std(ddof=1)) if spread else 0.0)
-    source = f"{len(found)} masteronly solve record(s), mean" + (" +- sample std" if spread else "")
-    return _AdviseInput(threads[0], float(fc.mean()), float(fn.mean()), source, fc_err, fn_err)
-
-
-def cmd_advise(args: argparse.Namespace, out: TextIO) -> int:
-    beta = _beta_map(args.beta)
+def _advise_source(args: argparse.Namespace) -> advise_mod.AdviseInput:
+    """The one source the flags name, checked for missing and stray flags."""
     ratios = args.comm_ratio is not None or args.non_ratio is not None
     fractions = args.f_comm is not None or args.f_comp_non is not None
     if sum([bool(args.files), ratios, fractions]) != 1:
         raise InputError("advise needs exactly one source: --f-comm with --f-comp-non, "
                          "or --comm-ratio with --non-ratio and --nk-loc, or result files")
     if fractions:
-        given = _advise_from_fractions(args)
-    elif ratios:
-        given = _advise_from_ratios(args)
-    elif args.nk_loc is not None:
-        given = _advise_from_overlap_points(args)
-    else:
-        given = _advise_from_solve_records(args)
-    samples = given.samples
-    if given.f_comm_err or given.f_comp_non_err:
-        samples = advise_mod.box_samples(given.f_comm, given.f_comm_err,
-                                         given.f_comp_non, given.f_comp_non_err)
-    n, f_comm, f_non, source = given.n, given.f_comm, given.f_comp_non, given.source
+        route = "from fractions"
+        _needs(route, [("--f-comm", args.f_comm), ("--f-comp-non", args.f_comp_non), ("--n", args.n)])
+        _refuses(route, args, ["nk_loc", "comm_ratio_err", "non_ratio_err"])
+        return advise_mod.from_fractions(args.n, args.f_comm, args.f_comp_non,
+                                         args.f_comm_err or 0.0, args.f_comp_non_err or 0.0)
+    if ratios:
+        route = "from eq. (14) ratios"
+        _needs(route, [("--comm-ratio", args.comm_ratio), ("--non-ratio", args.non_ratio),
+                       ("--nk-loc", args.nk_loc), ("--n", args.n)])
+        _refuses(route, args, ["f_comm_err", "f_comp_non_err"])
+        return advise_mod.from_ratios(args.n, args.nk_loc, args.comm_ratio, args.non_ratio,
+                                      args.comm_ratio_err or 0.0, args.non_ratio_err or 0.0)
+    if args.nk_loc is not None:
+        _refuses("from overlap points", args,
+                 ["f_comm_err", "f_comp_non_err", "comm_ratio_err", "non_ratio_err"])
+        return advise_mod.from_overlap_points(args.files, args.nk_loc, args.n)
+    _refuses("from solve records", args, ["comm_ratio_err", "non_ratio_err"])
+    return advise_mod.from_solve_records(results.load_documents(args.files), args.n,
+                                         args.f_comm_err, args.f_comp_non_err)
 
-    result = advise_mod.advise(f_comm, f_non, n, samples, args.m_max, beta)
+
+def cmd_advise(args: argparse.Namespace, out: TextIO) -> int:
+    beta = _beta_map(args.beta)
+    given = _advise_source(args)
+    n, f_comm, f_non, source = given.n, given.f_comm, given.f_comp_non, given.source
+    result = advise_mod.advise_input(given, args.m_max, beta)
     rows: list[tuple[str, Any, float]] = [(c.scheme, c.m, c.epsilon) for c in result.ranking]
     rows.append(("adaptive (bound)", "-", result.adaptive_bound))
     if result.margin_range is None:

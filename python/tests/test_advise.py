@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Callable
+
 import pytest
 
-from hympi_lab import advise, model
+from hympi_lab import advise, model, results
 from hympi_lab.errors import InputError
+
+from conftest import document
 
 
 def test_paper_example_at_f_comm_best_recommends_funneled() -> None:
@@ -105,3 +110,63 @@ def test_two_threads_leave_two_candidates() -> None:
 def test_bad_advise_input(kwargs: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
         advise.advise(**kwargs)
+
+
+# --- where the fractions come from -------------------------------------------
+
+def test_from_fractions_samples_the_error_box() -> None:
+    given = advise.from_fractions(8, 0.16, 0.2, f_comm_err=0.08)
+    assert (given.n, given.f_comm, given.f_comp_non, given.source) == (8, 0.16, 0.2, "flags")
+    assert given.uncertainty_samples() == advise.box_samples(0.16, 0.08, 0.2, 0.0)
+    assert advise.from_fractions(8, 0.16, 0.2).uncertainty_samples() == []
+    assert not advise.advise_input(given).clear_winner
+
+
+def test_from_ratios_evaluates_eq14_at_the_depth() -> None:
+    given = advise.from_ratios(8, 8, 4.57, 1 / 6, comm_ratio_err=0.1)
+    fc, fn, _ = model.eq14_fractions(8, 4.57, 1 / 6)
+    assert (given.f_comm, given.f_comp_non) == (pytest.approx(fc), pytest.approx(fn))
+    assert list(given.samples) == advise.eq14_samples(8, 4.57, 0.1, 1 / 6, 0.0)
+    assert given.uncertainty_samples() == list(given.samples)
+    assert advise.from_ratios(8, 8, 4.57, 1 / 6).samples == ()
+    assert advise.advise_input(given).best.scheme == "funneled"
+
+
+def _solve(f_comm: float, threads: int = 8, scheme: str = "masteronly") -> dict[str, Any]:
+    return {"kind": "solve", "scheme": scheme, "threads": threads,
+            "fractions": {"f_comm": f_comm, "f_comp_non": 0.05, "f_comp_overlap": 0.95 - f_comm}}
+
+
+def test_from_solve_records_mean_and_spread(write_json: Callable[..., str]) -> None:
+    docs = results.load_documents([write_json(document([_solve(f) for f in (0.69, 0.70, 0.71)]
+                                                       + [_solve(0.1, scheme="funneled")]))])
+    given = advise.from_solve_records(docs)
+    assert given.n == 8 and given.f_comm == pytest.approx(0.70)
+    assert given.f_comm_err == pytest.approx(0.01) and given.f_comp_non_err == pytest.approx(0.0, abs=1e-12)
+    assert "3 masteronly solve record(s)" in given.source
+    # explicit errors take precedence over the spread
+    assert advise.from_solve_records(docs, f_comm_err=0.2).f_comm_err == 0.2
+    result = advise.advise_input(given)
+    assert (result.best.scheme, result.best.m) == ("multiple", 2) and result.clear_winner
+
+
+def test_from_solve_records_needs_one_thread_count(write_json: Callable[..., str]) -> None:
+    docs = results.load_documents([write_json(document([_solve(0.3, 4), _solve(0.3, 8)]))])
+    with pytest.raises(InputError, match="different thread counts"):
+        advise.from_solve_records(docs)
+    assert advise.from_solve_records(docs, n=4).n == 4
+    with pytest.raises(InputError, match="no masteronly solve records with fractions at --n 2"):
+        advise.from_solve_records(docs, n=2)
+
+
+def test_from_overlap_points_fits_eq14(tmp_path: Path) -> None:
+    path = tmp_path / "points.csv"
+    rows = [f"{nk},{m},{model.eq14_epsilon(nk, 4.57, 1 / 6, 8, m)}"
+            for m in (1, 2) for nk in (1, 2, 4, 8, 16, 32, 64, 128, 256)]
+    path.write_text("nk_loc,reserved,epsilon\n" + "\n".join(rows) + "\n")
+    given = advise.from_overlap_points([str(path)], nk_loc=4, n=8)
+    fc, fn, _ = model.eq14_fractions(4, 4.57, 1 / 6)
+    assert given.n == 8 and given.f_comm == pytest.approx(fc, rel=1e-6)
+    assert given.f_comp_non == pytest.approx(fn, rel=1e-6)
+    assert "fitted to 18 overlap points" in given.source and given.samples
+    assert advise.advise_input(given).best.scheme == "funneled"
