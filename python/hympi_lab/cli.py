@@ -152,6 +152,11 @@ def _add_json(parser: argparse.ArgumentParser) -> None:
                         help="also write the numbers as a JSON document; '-' writes only JSON to stdout")
 
 
+def _add_outputs(parser: argparse.ArgumentParser, metavar: str = "PATH") -> None:
+    parser.add_argument("-o", "--output", action="append", required=True, metavar=metavar,
+                        help="file to write (.png or .svg); repeat for both")
+
+
 def _check(problems: list[str]) -> None:
     if problems:
         raise InputError("; ".join(problems))
@@ -522,15 +527,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
-# --- parser ----------------------------------------------------------------
+# --- parser: one function per (sub-)command --------------------------------
 
-def build_parser() -> Parser:
-    parser = Parser(prog=PROG, description="Performance model, fits and advice for hybrid "
-                    "MPI+OpenMP schemes (the equations of the hympi seed papers).")
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+Subparsers = argparse._SubParsersAction  # what add_subparsers returns
 
-    # model, with its own flags (seed 000 eq. 3-9, Kaiser & Baden) and sub-subcommands
+
+def _add_model(sub: Subparsers) -> None:
+    """`model` with its own flags (seed 000 eq. 3-9, Kaiser & Baden) and its sub-commands."""
     p = sub.add_parser("model", help="the papers' equations for given fractions",
                        description="Seed 000 sec. 7.2.1: epsilon = T_masteronly / T_multiple for "
                        "n threads with m reserved for communication, its bounds and break-even; "
@@ -547,77 +550,105 @@ def build_parser() -> Parser:
     _add_json(p)
     p.set_defaults(func=cmd_model)
     msub = p.add_subparsers(dest="model_command", metavar="SUBCOMMAND")
+    for add in (_add_model_hockney, _add_model_ratio, _add_model_cpu_seconds, _add_model_eq14):
+        add(msub)
 
-    q = msub.add_parser("hockney", help="message time and bandwidth, t(L) = T_lat + L / b_inf",
+
+def _add_model_hockney(msub: Subparsers) -> None:
+    """`model hockney`."""
+    p = msub.add_parser("hockney", help="message time and bandwidth, t(L) = T_lat + L / b_inf",
                         description="Hockney model (seed 000 Table 2). Sizes in bytes or with a "
                         "unit: 10KiB = 10240 B (the paper's 10 kB), 1MB = 10^6 B.")
-    q.add_argument("--b-inf-mbps", type=_positive, required=True, metavar="MBPS",
+    p.add_argument("--b-inf-mbps", type=_positive, required=True, metavar="MBPS",
                    help="asymptotic bandwidth in MB/s (10^6 B/s)")
-    q.add_argument("--t-lat-us", type=_non_negative, required=True, metavar="US",
+    p.add_argument("--t-lat-us", type=_non_negative, required=True, metavar="US",
                    help="latency in microseconds")
-    q.add_argument("--bytes", type=_size, nargs="+", required=True, metavar="SIZE",
+    p.add_argument("--bytes", type=_size, nargs="+", required=True, metavar="SIZE",
                    help="message lengths")
-    _add_json(q)
-    q.set_defaults(func=cmd_hockney)
+    _add_json(p)
+    p.set_defaults(func=cmd_hockney)
 
-    q = msub.add_parser("ratio", help="T_hybrid / T_MPP from bandwidth and byte ratios",
+
+def _add_model_ratio(msub: Subparsers) -> None:
+    """`model ratio`."""
+    p = msub.add_parser("ratio", help="T_hybrid / T_MPP from bandwidth and byte ratios",
                         description="Seed 000 sec. 6: T_hybrid / T_MPP = (b_MPP / b_hybrid) / "
                         "(s_MPP / s_hybrid). Bandwidths are accumulated over all processes.")
-    q.add_argument("--b-ratio", type=_positive, help="measured b_MPP / b_hybrid")
-    q.add_argument("--b-mpp", type=_positive, metavar="B", help="pure-MPI bandwidth (any unit)")
-    q.add_argument("--b-hybrid", type=_positive, metavar="B", help="hybrid bandwidth (same unit)")
-    q.add_argument("--s-ratio", type=_positive, required=True,
+    p.add_argument("--b-ratio", type=_positive, help="measured b_MPP / b_hybrid")
+    p.add_argument("--b-mpp", type=_positive, metavar="B", help="pure-MPI bandwidth (any unit)")
+    p.add_argument("--b-hybrid", type=_positive, metavar="B", help="hybrid bandwidth (same unit)")
+    p.add_argument("--s-ratio", type=_positive, required=True,
                    help="bytes moved by pure MPI / bytes moved by hybrid (2 in the paper)")
-    _add_json(q)
-    q.set_defaults(func=cmd_ratio)
+    _add_json(p)
+    p.set_defaults(func=cmd_ratio)
 
-    q = msub.add_parser("cpu-seconds", help="CPU cost of communication, masteronly vs k CPUs",
+
+def _add_model_cpu_seconds(msub: Subparsers) -> None:
+    """`model cpu-seconds`."""
+    p = msub.add_parser("cpu-seconds", help="CPU cost of communication, masteronly vs k CPUs",
                         description="Seed 001 sec. 3.2: masteronly holds all n CPUs for T / beta(1); "
                         "k communicating CPUs cost k T / beta(k) CPU-seconds while the others compute.")
-    q.add_argument("--n", type=int, required=True, help="CPUs (threads) per node")
-    q.add_argument("--t-comm", type=_positive, required=True, metavar="T",
+    p.add_argument("--n", type=int, required=True, help="CPUs (threads) per node")
+    p.add_argument("--t-comm", type=_positive, required=True, metavar="T",
                    help="communication time at the node's full bandwidth, seconds")
-    q.add_argument("--beta", type=_beta, nargs="+", required=True, metavar="K=SHARE",
+    p.add_argument("--beta", type=_beta, nargs="+", required=True, metavar="K=SHARE",
                    help="bandwidth share k CPUs reach, e.g. 1=0.28 4=0.883 (beta(1) required)")
-    _add_json(q)
-    q.set_defaults(func=cmd_cpu_seconds)
+    _add_json(p)
+    p.set_defaults(func=cmd_cpu_seconds)
 
-    q = msub.add_parser("eq14", help="epsilon over the local depth nk_loc, eq. (14)",
+
+def _add_model_eq14(msub: Subparsers) -> None:
+    """`model eq14`."""
+    p = msub.add_parser("eq14", help="epsilon over the local depth nk_loc, eq. (14)",
                         description="Seed 000 eq. (14): epsilon(nk_loc) = (a + (b+1) nk) / "
                         "(b nk + max(a/m, n/(n-m) nk)), a = x_comm/x_overlap, b = x_non/x_overlap.")
-    q.add_argument("--comm-ratio", type=_non_negative, required=True, metavar="A", help="x_comm / x_overlap")
-    q.add_argument("--non-ratio", type=_non_negative, required=True, metavar="B", help="x_non / x_overlap")
-    q.add_argument("--n", type=int, required=True, help="threads per process")
-    q.add_argument("--m", type=int, required=True, help="reserved threads")
-    q.add_argument("--nk-loc", type=_positive, nargs="+", metavar="K",
+    p.add_argument("--comm-ratio", type=_non_negative, required=True, metavar="A", help="x_comm / x_overlap")
+    p.add_argument("--non-ratio", type=_non_negative, required=True, metavar="B", help="x_non / x_overlap")
+    p.add_argument("--n", type=int, required=True, help="threads per process")
+    p.add_argument("--m", type=int, required=True, help="reserved threads")
+    p.add_argument("--nk-loc", type=_positive, nargs="+", metavar="K",
                    help="local depths to evaluate (default 1 2 4 ... 256)")
-    _add_json(q)
-    q.set_defaults(func=cmd_eq14)
+    _add_json(p)
+    p.set_defaults(func=cmd_eq14)
 
-    # fit
+
+def _add_fit(sub: Subparsers) -> None:
+    """`fit eq14` and `fit hockney`."""
     p = sub.add_parser("fit", help="least-squares fits with 1-sigma uncertainties",
                        description="Fit model parameters to measurements from CSV files or "
                        "hympi result documents (JSON, schema_version 1).")
     fsub = p.add_subparsers(dest="fit_command", required=True, metavar="MODEL")
-    q = fsub.add_parser("eq14", help="x_comm/x_overlap and x_non/x_overlap from (nk_loc, epsilon)",
+    _add_fit_eq14(fsub)
+    _add_fit_hockney(fsub)
+
+
+def _add_fit_eq14(fsub: Subparsers) -> None:
+    """`fit eq14`."""
+    p = fsub.add_parser("eq14", help="x_comm/x_overlap and x_non/x_overlap from (nk_loc, epsilon)",
                         description="Fit eq. (14) to overlap points: CSV with columns nk_loc, "
                         "epsilon [, threads, reserved], or `hympi bench overlap` documents "
                         "(funneled and multiple points; median epsilon).")
-    q.add_argument("files", nargs="+", metavar="FILE", help="CSV (.csv) or JSON result documents")
-    q.add_argument("--n", type=int, help="threads: for CSV without a threads column, or to select")
-    q.add_argument("--m", type=int, help="reserved threads: for CSV without a reserved column, or to select")
-    q.add_argument("--fix-non-ratio", type=_non_negative, metavar="B",
+    p.add_argument("files", nargs="+", metavar="FILE", help="CSV (.csv) or JSON result documents")
+    p.add_argument("--n", type=int, help="threads: for CSV without a threads column, or to select")
+    p.add_argument("--m", type=int, help="reserved threads: for CSV without a reserved column, or to select")
+    p.add_argument("--fix-non-ratio", type=_non_negative, metavar="B",
                    help="hold x_non/x_overlap at B (the paper's spmv: 1/6 = 0.1667)")
-    _add_json(q)
-    q.set_defaults(func=cmd_fit_eq14)
-    q = fsub.add_parser("hockney", help="T_lat and b_inf from (bytes, time) points",
+    _add_json(p)
+    p.set_defaults(func=cmd_fit_eq14)
+
+
+def _add_fit_hockney(fsub: Subparsers) -> None:
+    """`fit hockney`."""
+    p = fsub.add_parser("hockney", help="T_lat and b_inf from (bytes, time) points",
                         description="Fit t(L) = T_lat + L / b_inf: CSV with columns bytes, time_s "
                         "(or L, t) in bytes and seconds, or ping-pong records of result documents.")
-    q.add_argument("files", nargs="+", metavar="FILE", help="CSV (.csv) or JSON result documents")
-    _add_json(q)
-    q.set_defaults(func=cmd_fit_hockney)
+    p.add_argument("files", nargs="+", metavar="FILE", help="CSV (.csv) or JSON result documents")
+    _add_json(p)
+    p.set_defaults(func=cmd_fit_hockney)
 
-    # advise
+
+def _add_advise(sub: Subparsers) -> None:
+    """`advise`."""
     p = sub.add_parser("advise", help="recommend a scheme and the number of reserved threads",
                        description="Rank masteronly, funneled (m = 1) and multiple (m = 2..n-1) by "
                        "eq. (3) of seed 000. Inputs: measured fractions (--f-comm, --f-comp-non, "
@@ -645,35 +676,47 @@ def build_parser() -> Parser:
     _add_json(p)
     p.set_defaults(func=cmd_advise)
 
-    # plot
+
+def _add_plot(sub: Subparsers) -> None:
+    """`plot fig5` and `plot eq14`."""
     p = sub.add_parser("plot", help="figures as PNG or SVG",
                        description="Figures of seed 000: fig5 (eq. 3 over f_comm) and eq14 "
                        "(epsilon over nk_loc, with measured points).")
     psub = p.add_subparsers(dest="plot_command", required=True, metavar="FIGURE")
-    q = psub.add_parser("fig5", help="epsilon over f_comm for several f_comp_non (seed 000 Fig. 5)",
+    _add_plot_fig5(psub)
+    _add_plot_eq14(psub)
+
+
+def _add_plot_fig5(psub: Subparsers) -> None:
+    """`plot fig5`."""
+    p = psub.add_parser("fig5", help="epsilon over f_comm for several f_comp_non (seed 000 Fig. 5)",
                         description="Seed 000 Fig. 5: epsilon (eq. 3) over f_comm for several "
                         "f_comp_non, with eps_max and eps_min marked.")
-    q.add_argument("--n", type=int, required=True, help="threads per process")
-    q.add_argument("--m", type=int, required=True, help="reserved threads")
-    q.add_argument("--f-comp-non", type=_finite, nargs="+", metavar="X",
+    p.add_argument("--n", type=int, required=True, help="threads per process")
+    p.add_argument("--m", type=int, required=True, help="reserved threads")
+    p.add_argument("--f-comp-non", type=_finite, nargs="+", metavar="X",
                    help="one curve per value (default 0 0.1 0.2 0.4 0.6)")
-    q.add_argument("-o", "--output", action="append", required=True, metavar="PATH",
-                   help="file to write (.png or .svg); repeat for both")
-    q.set_defaults(func=cmd_plot_fig5)
-    q = psub.add_parser("eq14", help="epsilon over nk_loc by eq. (14) with measured points",
+    _add_outputs(p)
+    p.set_defaults(func=cmd_plot_fig5)
+
+
+def _add_plot_eq14(psub: Subparsers) -> None:
+    """`plot eq14`."""
+    p = psub.add_parser("eq14", help="epsilon over nk_loc by eq. (14) with measured points",
                         description="Seed 000 Fig. 6: eq. (14) curve; --points adds measured "
                         "points (CSV or documents, as for fit eq14) and, without --comm-ratio "
                         "and --non-ratio, fits them first.")
-    q.add_argument("--comm-ratio", type=_non_negative, metavar="A", help="x_comm / x_overlap")
-    q.add_argument("--non-ratio", type=_non_negative, metavar="B", help="x_non / x_overlap")
-    q.add_argument("--n", type=int, help="threads per process")
-    q.add_argument("--m", type=int, help="reserved threads")
-    q.add_argument("--points", nargs="+", metavar="FILE", help="measured points to show")
-    q.add_argument("-o", "--output", action="append", required=True, metavar="PATH",
-                   help="file to write (.png or .svg); repeat for both")
-    q.set_defaults(func=cmd_plot_eq14)
+    p.add_argument("--comm-ratio", type=_non_negative, metavar="A", help="x_comm / x_overlap")
+    p.add_argument("--non-ratio", type=_non_negative, metavar="B", help="x_non / x_overlap")
+    p.add_argument("--n", type=int, help="threads per process")
+    p.add_argument("--m", type=int, help="reserved threads")
+    p.add_argument("--points", nargs="+", metavar="FILE", help="measured points to show")
+    _add_outputs(p)
+    p.set_defaults(func=cmd_plot_eq14)
 
-    # study, report, trace
+
+def _add_study(sub: Subparsers) -> None:
+    """`study`."""
     p = sub.add_parser("study", help="run the whole campaign here and write the report",
                        description="Runs hympi info, the benchmarks (beff, cyclic3d, pack, internode, "
                        "ratio), the overlap sweep and every kernel under every scheme (with thread "
@@ -707,21 +750,35 @@ def build_parser() -> Parser:
                    "with 'hympi-lab report DIR'")
     p.set_defaults(func=cmd_study)
 
+
+def _add_report(sub: Subparsers) -> None:
+    """`report`."""
     p = sub.add_parser("report", help="write DIR/report.html and DIR/results.csv of a study",
                        description="Fits the model to a study's measurements and writes one "
                        "self-contained HTML report (figures embedded) and results.csv.")
     p.add_argument("dir", metavar="DIR", help="a study directory (hympi-lab study --out DIR)")
     p.set_defaults(func=cmd_report)
 
+
+def _add_trace(sub: Subparsers) -> None:
+    """`trace`."""
     p = sub.add_parser("trace", help="draw a thread timeline (Gantt chart) of a solve trace",
                        description="Reads the Chrome Trace Event document of 'hympi solve --trace "
                        "PATH' and draws one row per thread, coloured by phase.")
     p.add_argument("path", metavar="PATH", help="trace document")
-    p.add_argument("-o", "--output", action="append", required=True, metavar="PNG",
-                   help="file to write (.png or .svg); repeat for both")
+    _add_outputs(p, metavar="PNG")
     p.add_argument("--max-ranks", type=_positive_int, default=4, metavar="R",
                    help="draw the first R ranks (default 4)")
     p.set_defaults(func=cmd_trace)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, description="Performance model, fits and advice for hybrid "
+                    "MPI+OpenMP schemes (the equations of the hympi seed papers).")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_model, _add_fit, _add_advise, _add_plot, _add_study, _add_report, _add_trace):
+        add(sub)
     return parser
 
 
