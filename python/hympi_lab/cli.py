@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 from typing import Any, Callable, NoReturn, Optional, Sequence, TextIO
 
@@ -23,7 +24,6 @@ from . import __version__, advise as advise_mod, fit as fit_mod, model, results
 from .errors import InputError
 
 PROG = "hympi-lab"
-JSON_SCHEMA_VERSION = 1  # of the documents hympi-lab itself writes
 
 
 class UsageError(Exception):
@@ -121,11 +121,17 @@ def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) ->
     return "\n".join(lines)
 
 
-def _emit(args: argparse.Namespace, command: str, data: dict[str, Any], text: str,
+def _emit(args: argparse.Namespace, kind: str, data: dict[str, Any], text: str,
           out: TextIO) -> None:
-    """The table on stdout, and/or the JSON document (--json PATH, or - for stdout only)."""
-    document = {"schema_version": JSON_SCHEMA_VERSION, "tool": PROG, "version": __version__,
-                "command": command, **data}
+    """The table on stdout, and/or the JSON document (--json PATH, or - for stdout only).
+
+    The document has the native documents' shape (docs/json-schema.md): a
+    `context` (results.tool_context) and a `results` list with one record,
+    whose "kind" is the subcommand ("model", "model hockney", "fit eq14",
+    "advise", ...), so results.load_document reads it back.
+    """
+    document = {"context": results.tool_context(args.command_line, PROG),
+                "results": [{"kind": kind, **data}]}
     encoded = json.dumps(document, indent=2, default=_json_default)
     if args.json == "-":
         print(encoded, file=out)
@@ -787,6 +793,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        args.command_line = shlex.join([PROG, *(sys.argv[1:] if argv is None else argv)])
         func: Callable[[argparse.Namespace, TextIO], int] = args.func
         return func(args, sys.stdout)
     except (UsageError, InputError) as err:

@@ -2,20 +2,27 @@
 
 The JSON layout is docs/json-schema.md (schema_version 1). Everything wrong
 with an input file becomes an InputError naming the file, so the CLI can
-report it in one line; nothing here prints.
+report it in one line; nothing here prints. `tool_context` is the `context`
+block of the documents hympi-lab writes itself, so that they read back with
+`load_document` like the native ones.
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import json
 import math
+import socket
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from . import __version__
 from .errors import InputError
 
 SCHEMA_VERSION = 1
@@ -56,17 +63,54 @@ class Eq14Points:
     m: NDArray[np.int_]
 
 
-def load_document(path: str) -> Document:
-    """One result document, after checking context.schema_version."""
+def now_iso() -> str:
+    """The current time as ISO 8601 UTC, to the second (as the native context's date)."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_revision(where: Optional[Path] = None) -> str:
+    """`git describe --always --dirty` of the checkout holding hympi_lab, or "unknown"
+    (installed without a checkout, or no git)."""
+    where = where or Path(__file__).resolve().parent
+    try:
+        done = subprocess.run(["git", "-C", str(where), "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    revision = done.stdout.strip()
+    return revision if done.returncode == 0 and revision else "unknown"
+
+
+def tool_context(command: str, tool: str = "hympi-lab") -> dict[str, Any]:
+    """The `context` of a document hympi-lab writes (docs/json-schema.md).
+
+    Filled: schema_version, hympi_version (this package's version),
+    git_revision (of the checkout, at run time), date, hosts (this host) and
+    command (the command line), plus `tool`. The keys describing an MPI run
+    (mpi_library, mpi_version, thread levels, ranks, threads_per_rank, nodes,
+    thread_cpus, compiler, flags) are absent: hympi-lab runs no MPI job.
+    """
+    return {"schema_version": SCHEMA_VERSION, "tool": tool, "hympi_version": __version__,
+            "git_revision": git_revision(), "date": now_iso(), "hosts": [socket.gethostname()],
+            "command": command}
+
+
+def read_json(path: str) -> Any:
+    """The parsed JSON of a file; unreadable, non-text or invalid JSON is an InputError."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            return json.load(handle)
     except OSError as err:
         raise InputError(f"cannot read {path}: {err.strerror or err}") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file") from None
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+
+
+def load_document(path: str) -> Document:
+    """One result document, after checking context.schema_version."""
+    data = read_json(path)
     context = data.get("context") if isinstance(data, dict) else None
     if not isinstance(context, dict) or "schema_version" not in context:
         raise InputError(f"{path}: not a hympi result document (no context.schema_version)")
@@ -187,19 +231,19 @@ def _eq14_csv_rows(path: str, n: Optional[int], m: Optional[int]) -> list[tuple[
     cols = read_csv(path, {"nk_loc": ("nk_loc",), "epsilon": ("epsilon",)},
                     optional={"threads": ("threads", "n"), "reserved": ("reserved", "m")})
     count = len(cols["nk_loc"])
-    if "threads" in cols:
-        threads = [_whole(x, f"{path}: column threads") for x in cols["threads"]]
-    elif n is not None:
-        threads = [n] * count
-    else:
-        raise InputError(f"{path}: no threads column: give --n")
-    if "reserved" in cols:
-        reserved = [_whole(x, f"{path}: column reserved") for x in cols["reserved"]]
-    elif m is not None:
-        reserved = [m] * count
-    else:
-        raise InputError(f"{path}: no reserved column: give --m")
+    threads = _count_column(path, cols, "threads", n, "--n", count)
+    reserved = _count_column(path, cols, "reserved", m, "--m", count)
     return list(zip(threads, reserved, cols["nk_loc"].tolist(), cols["epsilon"].tolist()))
+
+
+def _count_column(path: str, cols: Mapping[str, NDArray[np.float64]], name: str,
+                  given: Optional[int], flag: str, count: int) -> list[int]:
+    """A whole-number CSV column, or the value of `flag` for every row when it is absent."""
+    if name in cols:
+        return [_whole(x, f"{path}: column {name}") for x in cols[name]]
+    if given is None:
+        raise InputError(f"{path}: no {name} column: give {flag}")
+    return [given] * count
 
 
 def _eq14_document_rows(doc: Document) -> list[tuple[int, int, float, float]]:

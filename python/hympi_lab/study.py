@@ -19,7 +19,6 @@ Nothing here prints except through the Progress object and the final summary.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, TextIO
 
 from .errors import InputError
+from .results import now_iso
 
 STUDY_SCHEMA_VERSION = 1
 RESULTS = "results.jsonl"
@@ -393,10 +393,6 @@ def _rpn_scaled(setting: Setting, n: int) -> list[str]:
 
 
 # --- the results file ------------------------------------------------------------
-
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
 
 def append_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """Append records as JSON lines in one write, then fsync: what returns is on disk.

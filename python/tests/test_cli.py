@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
+import socket
 import shutil
 import subprocess
 import sys
@@ -13,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from hympi_lab import model
+from hympi_lab import __version__, model, results
 from hympi_lab.cli import main
 
 from conftest import document
@@ -22,9 +25,12 @@ PAPER = ["--n", "8", "--m", "1", "--f-comp-non", "0.2"]
 
 
 def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
+    """The one result record of `hympi-lab ARGV --json -` (stdout holds only the JSON)."""
     assert main(argv + ["--json", "-"]) == 0
     out = capsys.readouterr().out
-    return json.loads(out)
+    document = json.loads(out)
+    assert document["context"]["schema_version"] == 1 and len(document["results"]) == 1
+    return document["results"][0]
 
 
 # --- model --------------------------------------------------------------------
@@ -33,7 +39,7 @@ def test_model_json_keys_and_worked_example(capsys: pytest.CaptureFixture[str]) 
     data = run_json(capsys, ["model", *PAPER, "--f-comm", "0.43"])
     for key in ("epsilon", "eps_max", "f_comm_best", "f_comm_equiv", "eps_min", "m_min"):
         assert key in data
-    assert data["schema_version"] == 1 and data["command"] == "model"
+    assert data["kind"] == "model"
     assert round(data["eps_max"], 2) == 1.60
     assert round(data["f_comm_best"], 2) == 0.43
     assert data["f_comm_equiv"] == pytest.approx(0.10)
@@ -54,7 +60,48 @@ def test_model_table_on_stdout_and_json_file(capsys: pytest.CaptureFixture[str],
     out = capsys.readouterr().out
     assert out.startswith("# hympi-lab model")
     assert "eps_max" in out and "1.5957" in out
-    assert json.loads(path.read_text())["epsilon"] == pytest.approx(1.0)
+    assert json.loads(path.read_text())["results"][0]["epsilon"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("argv, kind", [
+    (["model", *PAPER, "--f-comm", "0.43"], "model"),
+    (["model", "hockney", "--b-inf-mbps", "300", "--t-lat-us", "10", "--bytes", "1MB"], "model hockney"),
+    (["model", "ratio", "--b-ratio", "3", "--s-ratio", "2"], "model ratio"),
+    (["model", "cpu-seconds", "--n", "4", "--t-comm", "1", "--beta", "1=0.5"], "model cpu-seconds"),
+    (["model", "eq14", "--comm-ratio", "4.57", "--non-ratio", "0.17", "--n", "8", "--m", "1"], "model eq14"),
+    (["advise", "--n", "8", "--f-comm", "0.43", "--f-comp-non", "0.2"], "advise"),
+])
+def test_json_document_reads_back_with_load_document(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                     argv: list[str], kind: str) -> None:
+    path = tmp_path / "out.json"
+    assert main([*argv, "--json", str(path)]) == 0
+    doc = results.load_document(str(path))
+    ctx = doc.context
+    assert ctx["schema_version"] == 1 and ctx["tool"] == "hympi-lab"
+    assert ctx["hympi_version"] == __version__
+    assert isinstance(ctx["git_revision"], str) and ctx["git_revision"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", ctx["date"])
+    assert ctx["hosts"] == [socket.gethostname()]
+    assert ctx["command"] == shlex.join(["hympi-lab", *argv, "--json", str(path)])
+    assert "mpi_library" not in ctx and "ranks" not in ctx  # no MPI run: absent, not guessed
+    assert len(doc.results) == 1 and doc.results[0]["kind"] == kind
+    # the table still goes to stdout with a file
+    assert capsys.readouterr().out.startswith("# ")
+
+
+def test_fit_document_reads_back(capsys: pytest.CaptureFixture[str], write_text: Callable[[str, str], str],
+                                 tmp_path: Path) -> None:
+    points = write_text("pp.csv", "bytes,time_s\n" + "\n".join(
+        f"{n},{1e-5 + n / 3e8}" for n in (1, 100, 10000, 1000000)) + "\n")
+    path = tmp_path / "fit.json"
+    assert main(["fit", "hockney", points, "--json", str(path)]) == 0
+    record = results.load_document(str(path)).results[0]
+    assert record["kind"] == "fit hockney" and record["model"] == "hockney"
+    assert record["params"]["b_inf"]["value"] == pytest.approx(3e8, rel=1e-6)
+
+
+def test_git_revision_outside_a_checkout_is_unknown(tmp_path: Path) -> None:
+    assert results.git_revision(tmp_path) == "unknown"
 
 
 def test_model_kaiser_baden_view(capsys: pytest.CaptureFixture[str]) -> None:
@@ -326,4 +373,4 @@ def test_console_script_bad_input_and_success(write_json: Callable[..., str]) ->
     good = subprocess.run([script, "model", *PAPER, "--json", "-"], capture_output=True, text=True,
                           env=env, check=False)
     assert good.returncode == 0, good.stderr
-    assert round(json.loads(good.stdout)["eps_max"], 2) == 1.60
+    assert round(json.loads(good.stdout)["results"][0]["eps_max"], 2) == 1.60
