@@ -19,11 +19,13 @@ import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from . import advise as advise_mod, fit as fit_mod, model
 from .errors import InputError
 from .study import RESULTS, STUDY_FILE, load_results, load_study
+
+K = TypeVar("K")
 
 SECTION_IDS = ("machine", "beff", "internode", "ratio", "pack", "overlap", "fig5", "breakdown",
                "validation", "timelines", "recommendation")
@@ -381,6 +383,17 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def _xy_series(records: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], K],
+               x: str, y: str) -> dict[K, tuple[list[float], list[float]]]:
+    """One (xs, ys) series per key(record), in the records' order (for a line figure)."""
+    series: dict[K, tuple[list[float], list[float]]] = {}
+    for rec in records:
+        xs, ys = series.setdefault(key(rec), ([], []))
+        xs.append(float(rec[x]))
+        ys.append(float(rec[y]))
+    return series
+
+
 def write_report(outdir: Path) -> str:
     """Writes report.html, results.csv, fit.json and figures/; returns the recommendation."""
     from . import plotting, trace as trace_mod  # matplotlib loads only here
@@ -492,11 +505,8 @@ def write_report(outdir: Path) -> str:
     page.section("internode", "3. Inter-node bandwidth over communicating CPUs (seed 001 sec. 3.1)")
     pts = study.of("internode", "point")
     if pts:
-        series: dict[int, tuple[list[int], list[float]]] = {}
-        for r in sorted(pts, key=lambda r: (r["result"]["bytes"], r["result"]["k"])):
-            ks, bw = series.setdefault(int(r["result"]["bytes"]), ([], []))
-            ks.append(int(r["result"]["k"]))
-            bw.append(float(r["result"]["bandwidth_per_node_MBps"]))
+        series = _xy_series(sorted((r["result"] for r in pts), key=lambda rec: (rec["bytes"], rec["k"])),
+                            lambda rec: int(rec["bytes"]), "k", "bandwidth_per_node_MBps")
         sums = study.of("internode", "summary")
         share = min((float(s["result"]["masteronly_share"]) for s in sums), default=float("nan"))
         page.figure("fig-internode", lambda o: plotting.internode(series, nodes_label, o),
@@ -527,14 +537,10 @@ def write_report(outdir: Path) -> str:
     page.section("pack", "5. Thread-parallel packing vs derived datatypes")
     pts = study.of("pack", "point")
     if pts:
-        series2: dict[str, tuple[list[float], list[float]]] = {}
-        for r in sorted(pts, key=lambda r: r["result"]["face_bytes"]):
-            rec = r["result"]
-            label = (f"pack, {rec['threads']} thread(s)" if rec["method"] == "pack"
-                     else f"derived datatype ({rec['method']})")
-            xs, ys = series2.setdefault(label, ([], []))
-            xs.append(rec["face_bytes"])
-            ys.append(rec["bandwidth_MBps"])
+        series2 = _xy_series(sorted((r["result"] for r in pts), key=lambda rec: rec["face_bytes"]),
+                             lambda rec: (f"pack, {rec['threads']} thread(s)" if rec["method"] == "pack"
+                                          else f"derived datatype ({rec['method']})"),
+                             "face_bytes", "bandwidth_MBps")
         ok = all(r["result"].get("halos_ok", True) for r in pts)
         page.figure("fig-pack", lambda o: plotting.pack(series2, o),
                     "Exchange bandwidth of a 6-face halo by packing method; every received halo "

@@ -8,11 +8,11 @@ gap on a thread is an explicit "idle" event. Drawing is plotting.gantt().
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputError
+from .results import read_json
 
 PHASES = ("compute_interior", "compute_boundary", "pack", "unpack", "comm", "idle")
 
@@ -51,13 +51,7 @@ class Trace:
 
 
 def load_trace(path: str) -> Trace:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as err:
-        raise InputError(f"cannot read {path}: {err.strerror or err}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise InputError(f"{path}: not a JSON trace ({err})") from None
+    data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
         raise InputError(f"{path}: not a hympi trace (no traceEvents list; write one with "
                          "'hympi solve --trace PATH')")
