@@ -1,18 +1,17 @@
 // hympi: the command-line front end. Rank 0 parses and validates, then
-// broadcasts either the options or the one message that says what is wrong;
-// every rank then exits with the same code, so no rank is left waiting.
+// broadcasts either its arguments (every rank parses the same ones) or the
+// one message that says what is wrong; every rank then exits with the same
+// code, so no rank is left waiting.
 #include <mpi.h>
 #include <omp.h>
 #include <unistd.h>
 
-#include <iomanip>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "context.hpp"
 #include "hympi/error.hpp"
-#include "hympi/kernels.hpp"
 #include "hympi/scheme.hpp"
 #include "hympi/solver.hpp"
 #include "options.hpp"
@@ -40,11 +39,20 @@ std::string join_errors(const std::vector<std::string>& errors) {
   return s;
 }
 
-// Rank 0's verdict, broadcast to all: a status and either options or text.
+// Rank 0's verdict, broadcast to all: a status and either arguments or text.
 struct Verdict {
   int status = kExitOk;  // kExitOk: run; kExitUsage: error; -1: help printed
-  std::string payload;   // options as JSON, or the message
+  std::string payload;   // what every rank parses (see invocation_text), or the message
 };
+
+// The arguments and the default thread count: all that parse() depends on.
+std::string invocation_text(const std::vector<std::string>& args, int default_threads) {
+  return nlohmann::json{{"args", args}, {"default_threads", default_threads}}.dump();
+}
+Options parse_invocation(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  return parse(j.at("args").get<std::vector<std::string>>(), j.at("default_threads").get<int>());
+}
 
 void broadcast_string(std::string& s, MPI_Comm comm) {
   int len = static_cast<int>(s.size());
@@ -53,8 +61,48 @@ void broadcast_string(std::string& s, MPI_Comm comm) {
   HYMPI_CHECK_MPI(MPI_Bcast(s.data(), len, MPI_CHAR, 0, comm));
 }
 
+std::vector<std::string> command_errors(const Options& o, int size, int provided, const NodeMap& real) {
+  std::vector<std::string> errors;
+  if (o.command == Command::Solve) {
+    errors = validate_config(o.solve, size, &real, node_memory_bytes());
+    if (const SchemeEntry* s = find_scheme(o.solve.scheme); s && provided < s->info.thread_level) {
+      errors.push_back("scheme '" + s->info.name + "' needs " + thread_level_name(s->info.thread_level) +
+                       ", but the MPI library provided " + thread_level_name(provided) +
+                       " (requested " + thread_level_name(requested_thread_level(o)) + ")");
+    }
+  }
+  if (o.command == Command::Bench) {
+    bench::RunShape shape;
+    shape.ranks = size;
+    shape.ranks_per_node = o.solve.ranks_per_node;
+    shape.threads = o.solve.threads;
+    shape.provided = provided;
+    shape.real_nodes = &real;
+    shape.node_memory_bytes = node_memory_bytes();
+    errors = bench::validate(o.bench, shape);
+  }
+  if (o.command == Command::Info)
+    errors = check_threads_and_nodes(o.solve.threads, o.solve.ranks_per_node, size);
+  return errors;
+}
+
+std::vector<std::string> output_errors(const Options& o) {
+  std::vector<std::string> errors;
+  std::string why;
+  if (!o.json_path.empty() && !check_writable(o.json_path, why))
+    errors.push_back("--json '" + o.json_path + "': " + why);
+  if (o.solve.trace) {
+    if (!check_writable(o.trace_path, why)) errors.push_back("--trace '" + o.trace_path + "': " + why);
+    if (!o.json_path.empty() && o.trace_path == o.json_path)
+      errors.push_back("--trace and --json name the same file '" + o.trace_path + "'");
+  }
+  return errors;
+}
+
+// Rank 0: parse, validate everything, say what is wrong all at once.
 Verdict judge(const std::vector<std::string>& args, int size, int provided, const NodeMap& real) {
-  Options o = parse(args);
+  const int threads = threads_from_environment();
+  const Options o = parse(args, threads);
   Verdict v;
   if (o.help) {
     std::cout << o.help_text << std::flush;
@@ -62,41 +110,15 @@ Verdict judge(const std::vector<std::string>& args, int size, int provided, cons
     return v;
   }
   std::vector<std::string> errors = o.errors;
-  if (o.command == Command::Solve && errors.empty()) {
-    for (auto& e : validate_config(o.solve, size, &real, node_memory_bytes())) errors.push_back(e);
-    if (const SchemeEntry* s = find_scheme(o.solve.scheme); s && provided < s->info.thread_level) {
-      errors.push_back("scheme '" + s->info.name + "' needs " + thread_level_name(s->info.thread_level) +
-                       ", but the MPI library provided " + thread_level_name(provided) +
-                       " (requested " + thread_level_name(requested_thread_level(o)) + ")");
-    }
-  }
-  if (o.command == Command::Bench && errors.empty()) {
-    for (auto& e : bench::validate(o.bench, size, o.solve.ranks_per_node, o.solve.threads, provided,
-                                   real, node_memory_bytes()))
-      errors.push_back(e);
-  }
-  if (o.command == Command::Info && (o.solve.threads < 1 || o.solve.threads > 1024))
-    errors.push_back("--threads must be between 1 and 1024");
-  if (o.command == Command::Info && o.solve.ranks_per_node > 0 && size % o.solve.ranks_per_node)
-    errors.push_back("--ranks-per-node " + std::to_string(o.solve.ranks_per_node) +
-                     " does not divide the " + std::to_string(size) + " ranks");
-  if (!o.json_path.empty()) {
-    std::string why;
-    if (!check_writable(o.json_path, why)) errors.push_back("--json '" + o.json_path + "': " + why);
-  }
-  if (o.solve.trace) {
-    std::string why;
-    if (!check_writable(o.trace_path, why))
-      errors.push_back("--trace '" + o.trace_path + "': " + why);
-    if (!o.json_path.empty() && o.trace_path == o.json_path)
-      errors.push_back("--trace and --json name the same file '" + o.trace_path + "'");
-  }
+  if (errors.empty() || o.command == Command::Info)
+    for (auto& e : command_errors(o, size, provided, real)) errors.push_back(e);
+  for (auto& e : output_errors(o)) errors.push_back(e);
   if (!errors.empty()) {
     v.status = kExitUsage;
     v.payload = join_errors(errors);
     return v;
   }
-  v.payload = to_json(o).dump();
+  v.payload = invocation_text(args, threads);
   return v;
 }
 
@@ -112,57 +134,13 @@ int run_info(const Options& o, int requested, int provided, const std::string& c
   int rank = 0;
   HYMPI_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   if (rank != 0) return kExitOk;
-  nlohmann::json schemes = nlohmann::json::array();
-  for (const auto& e : scheme_registry())
-    schemes.push_back({{"name", e.info.name},
-                       {"class", e.info.seed_class},
-                       {"description", e.info.description},
-                       {"mpi_thread_level", thread_level_name(e.info.thread_level)},
-                       {"available", provided >= e.info.thread_level},
-                       {"overlap", e.info.overlap},
-                       {"takes_reserved", e.info.takes_reserved},
-                       {"min_threads", e.info.min_threads}});
-  nlohmann::json kernels = nlohmann::json::array();
-  for (const auto& k : kernel_registry())
-    kernels.push_back({{"name", k.name},
-                       {"description", k.description},
-                       {"sweeps_per_iteration", k.sweeps_per_iteration},
-                       {"flops_per_point", k.flops_per_point},
-                       {"bytes_per_point", k.bytes_per_point},
-                       {"bytes_per_point_crs", k.bytes_per_point_crs}});
-  nlohmann::json doc = {{"context", ctx}, {"schemes", schemes}, {"kernels", kernels}};
-  if (!o.json_path.empty()) {
+  const nlohmann::json doc = info_document(ctx, provided);
+  if (!o.json_path.empty())
     write_document(o.json_path, doc);
-  } else if (o.json_stdout) {
+  else if (o.json_stdout)
     std::cout << doc.dump(2) << "\n";
-  } else {
-    std::cout << "# hympi " << ctx["hympi_version"].get<std::string>() << " ("
-              << ctx["git_revision"].get<std::string>() << ")\n"
-              << "MPI library      " << ctx["mpi_library"].get<std::string>() << "\n"
-              << "MPI standard     " << ctx["mpi_version"].get<std::string>() << "\n"
-              << "thread level     requested " << thread_level_name(requested) << ", provided "
-              << thread_level_name(provided) << "\n"
-              << "# schemes\n";
-    for (const auto& s : schemes)
-      std::cout << "  " << std::left << std::setw(20) << s["name"].get<std::string>() << std::setw(8)
-                << s["class"].get<std::string>() << std::setw(22)
-                << s["mpi_thread_level"].get<std::string>() << (s["overlap"] ? "overlap   " : "no overlap")
-                << (s["takes_reserved"] ? "  --reserved" : "") << "\n";
-    std::cout << "# kernels\n";
-    for (const auto& k : kernels)
-      std::cout << "  " << std::left << std::setw(8) << k["name"].get<std::string>()
-                << k["description"].get<std::string>() << "\n";
-    std::cout << "# nodes: " << nodes.node_count << " " << (nodes.virtual_nodes ? "virtual" : "real") << "\n";
-    const auto& cpus = ctx["thread_cpus"];
-    const auto& aff = ctx["thread_affinity"];
-    for (std::size_t r = 0; r < nodes.node_of_rank.size(); ++r) {
-      const int n = nodes.node_of_rank[r];
-      std::cout << "  rank " << r << "  node " << n << " (" << nodes.host_of_node[n] << ")  cpus";
-      for (std::size_t t = 0; t < cpus[r].size(); ++t)
-        std::cout << "  t" << t << ":" << cpus[r][t].get<int>() << " [" << aff[r][t].get<std::string>() << "]";
-      std::cout << "\n";
-    }
-  }
+  else
+    print_info(std::cout, doc, nodes, requested, provided);
   return kExitOk;
 }
 
@@ -205,8 +183,9 @@ int run_bench(const Options& o, int requested, int provided, const std::string& 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // The thread level must be chosen before MPI starts, so every process reads
-  // the scheme from its own arguments (they are identical); the full
-  // validation happens on rank 0 after MPI_Init_thread.
+  // the scheme from its own arguments (they are identical); the validation
+  // happens on rank 0 after MPI_Init_thread, and what runs is parsed from
+  // rank 0's arguments.
   const Options early = parse(args);
   const int requested = requested_thread_level(early);
   int provided = MPI_THREAD_SINGLE;
@@ -231,7 +210,7 @@ int main(int argc, char** argv) {
       if (rank == 0) std::cerr << v.payload << std::endl;
       code = kExitUsage;
     } else if (v.status == kExitOk) {
-      const Options o = from_json(nlohmann::json::parse(v.payload));
+      const Options o = parse_invocation(v.payload);
       const std::string cmd = command_line(argc, argv);
       code = o.command == Command::Info    ? run_info(o, requested, provided, cmd)
              : o.command == Command::Bench ? run_bench(o, requested, provided, cmd)

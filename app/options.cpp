@@ -58,8 +58,6 @@ bool parse_bytes(const std::string& text, long long& out) {
   return true;
 }
 
-namespace {
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;
   std::string cur;
@@ -74,6 +72,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
   parts.push_back(cur);
   return parts;
 }
+
+namespace {
 
 // Up to 2^30 points per axis: index arithmetic stays in range.
 constexpr long long kMaxAxis = 1LL << 30;
@@ -167,7 +167,7 @@ std::string solve_help() {
          "  --grid G              global grid NXxNYxNZ, or N^3 for a cube\n"
          "  --iters T             iterations of jacobi/rbgs/spmv (default 10)\n"
          "  --periodic            periodic boundaries (default Dirichlet 0)\n"
-         "  --scheme S            " + names_of_schemes() + " (default masteronly)\n"
+         "  --scheme S            " + names_of_schemes() + " (default " + SolveConfig{}.scheme + ")\n"
          "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
          "  --reserved M          communication threads of 'multiple' (1 <= M < N, default 1)\n"
          "  --format F            stencil | crs: matrix-free or stored matrix (spmv, cg)\n"
@@ -210,8 +210,8 @@ std::string bench_help(const std::string& name) {
       "Sizes are bytes, optionally with a suffix: kB, MB, GB (10^3, 10^6, 10^9) or\n"
       "KiB, MiB, GiB. Times are the maximum over ranks, reported as min / median / max.\n";
   if (const bench::Benchmark* b = bench::find_benchmark(name))
-    return "usage: hympi bench " + b->name + " [options]\n\n" + b->description + "\n\n" + b->help +
-           common;
+    return "usage: hympi bench " + b->name + " [options]\n\n" + b->description + "\n\n" +
+           bench::options_help(*b) + common;
   std::string s =
       "usage: hympi bench <benchmark> [options]\n"
       "\n"
@@ -226,27 +226,39 @@ std::string bench_help(const std::string& name) {
   return s + "\ncommon options:\n" + common;
 }
 
-int default_threads() {
-  const char* env = std::getenv("OMP_NUM_THREADS");
-  long long v = 0;
-  if (env && parse_int(env, 1, 1024, v)) return static_cast<int>(v);
-  return 1;
+using ValueHandler = std::function<void(const std::string&)>;
+// The options a command accepts: value-taking ones handled by a function of
+// their value, flags by a function of nothing.
+struct Handlers {
+  std::map<std::string, ValueHandler> with_value;
+  std::map<std::string, std::function<void()>> flags;
+};
+
+// "--name 'v': expected an integer between lo and hi" unless v is one.
+void int_opt(std::vector<std::string>& e, const std::string& name, long long lo, long long hi,
+             const std::string& v, int& out) {
+  long long x = 0;
+  if (!parse_int(v, lo, hi, x))
+    e.push_back(name + " '" + v + "': expected an integer between " + std::to_string(lo) + " and " +
+                std::to_string(hi));
+  else
+    out = static_cast<int>(x);
 }
 
-}  // namespace
+constexpr long long kBig = 1LL << 30;
 
-Options parse(const std::vector<std::string>& args) {
-  Options o;
-  o.solve.threads = default_threads();
+// The command (args[0]) and its help text; false when there is nothing more
+// to parse (no command, --help, unknown command).
+bool pick_command(const std::vector<std::string>& args, Options& o) {
   if (args.empty()) {
     o.errors.push_back("no command given\n" + main_usage());
-    return o;
+    return false;
   }
   const std::string& cmd = args[0];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     o.help = true;
     o.help_text = main_usage();
-    return o;
+    return false;
   }
   if (cmd == "solve") {
     o.command = Command::Solve;
@@ -260,32 +272,20 @@ Options parse(const std::vector<std::string>& args) {
     o.help_text = bench_help(o.bench.name);
   } else {
     o.errors.push_back("unknown command '" + cmd + "' (valid: solve, info, bench)");
-    return o;
+    return false;
   }
+  return true;
+}
 
+// Options of every command: threads, virtual nodes, --help.
+void add_common(Options& o, Handlers& h) {
   auto& e = o.errors;
   auto& s = o.solve;
-  bool have_kernel = false, have_grid = false;
-  auto int_opt = [&](const std::string& name, long long lo, long long hi, const std::string& v,
-                     int& out) {
-    long long x = 0;
-    if (!parse_int(v, lo, hi, x))
-      e.push_back(name + " '" + v + "': expected an integer between " + std::to_string(lo) +
-                  " and " + std::to_string(hi));
-    else
-      out = static_cast<int>(x);
+  h.with_value["--threads"] = [&](const std::string& v) { int_opt(e, "--threads", -kBig, kBig, v, s.threads); };
+  h.with_value["--ranks-per-node"] = [&](const std::string& v) {
+    int_opt(e, "--ranks-per-node", 1, kBig, v, s.ranks_per_node);
   };
-  // The options of each command; a value-taking option is handled by a
-  // function of its value.
-  using Handler = std::function<void(const std::string&)>;
-  std::map<std::string, Handler> with_value;
-  std::map<std::string, std::function<void()>> flags;
-  const long long big = 1LL << 30;
-  with_value["--threads"] = [&](const std::string& v) { int_opt("--threads", -big, big, v, s.threads); };
-  with_value["--ranks-per-node"] = [&](const std::string& v) {
-    int_opt("--ranks-per-node", 1, big, v, s.ranks_per_node);
-  };
-  with_value["--rank-order"] = [&](const std::string& v) {
+  h.with_value["--rank-order"] = [&](const std::string& v) {
     if (v == "sequential")
       s.rank_order = RankOrder::Sequential;
     else if (v == "round-robin")
@@ -293,116 +293,102 @@ Options parse(const std::vector<std::string>& args) {
     else
       e.push_back("--rank-order '" + v + "': expected sequential or round-robin");
   };
-  flags["--help"] = [&] { o.help = true; };
-  if (o.command == Command::Solve) {
-    with_value["--kernel"] = [&](const std::string& v) {
-      have_kernel = true;
-      const KernelInfo* k = find_kernel(v);
-      if (!k)
-        e.push_back("unknown kernel '" + v + "' (valid: " + names_of_kernels() + ")");
-      else
-        s.kernel = k->kind;
-    };
-    with_value["--grid"] = [&](const std::string& v) {
-      have_grid = true;
-      std::string why;
-      std::array<int, 3> g{};
-      if (!parse_grid(v, g, why))
-        e.push_back("--grid '" + v + "': " + why);
-      else
-        s.grid = g;
-    };
-    with_value["--iters"] = [&](const std::string& v) { int_opt("--iters", -big, big, v, s.iters); };
-    with_value["--scheme"] = [&](const std::string& v) { s.scheme = v; };
-    with_value["--reserved"] = [&](const std::string& v) {
-      int_opt("--reserved", -big, big, v, s.reserved);
-      if (s.reserved == 0) e.push_back("--reserved must be >= 1");
-    };
-    with_value["--format"] = [&](const std::string& v) {
-      if (v == "stencil")
-        s.format = MatrixFormat::Stencil;
-      else if (v == "crs")
-        s.format = MatrixFormat::Crs;
-      else
-        e.push_back("--format '" + v + "': expected stencil or crs");
-    };
-    with_value["--proc-grid"] = [&](const std::string& v) {
-      std::string why;
-      std::array<int, 3> g{};
-      if (!parse_grid(v, g, why))
-        e.push_back("--proc-grid '" + v + "': " + why);
-      else
-        s.proc_grid = g;
-    };
-    with_value["--tol"] = [&](const std::string& v) {
-      if (!parse_double(v, s.tol)) e.push_back("--tol '" + v + "': not a number");
-    };
-    with_value["--max-iters"] = [&](const std::string& v) {
-      int_opt("--max-iters", 1, big, v, s.max_iters);
-    };
-    with_value["--repeat"] = [&](const std::string& v) { int_opt("--repeat", 1, 100000, v, s.repeat); };
-    with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
-    with_value["--trace"] = [&](const std::string& v) {
-      o.trace_path = v;
-      s.trace = true;
-    };
-    with_value["--thread-level"] = [&](const std::string& v) {
-      if (thread_level_from_name(v) < 0)
-        e.push_back("--thread-level '" + v + "': expected single, funneled, serialized or multiple");
-      else
-        o.thread_level = v;
-    };
-    flags["--periodic"] = [&] { s.periodic = true; };
-  }
-  if (o.command == Command::Bench) {
-    auto& b = o.bench;
-    auto list = [&](const std::string& name, const std::string& v, auto&& one) {
-      const auto parts = split(v, ',');
-      if (v.empty()) e.push_back(name + " is empty: expected a comma-separated list");
-      for (const auto& p : parts)
-        if (!v.empty() && !one(p)) break;
-    };
-    with_value["--repeat"] = [&](const std::string& v) { int_opt("--repeat", 1, 100000, v, b.repeat); };
-    with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
-    with_value["--lmax"] = [&](const std::string& v) {
-      b.lmax_given = true;
-      if (!parse_bytes(v, b.lmax))
-        e.push_back("--lmax '" + v + "': expected a byte count such as 65536, 64kB or 8MB");
-    };
-    with_value["--sizes"] = [&](const std::string& v) {
-      b.sizes.clear();
-      list("--sizes", v, [&](const std::string& p) {
-        long long x = 0;
-        if (parse_bytes(p, x)) {
-          b.sizes.push_back(x);
-          return true;
-        }
-        e.push_back("--sizes '" + v + "': '" + p + "' is not a byte count such as 2MB");
-        return false;
-      });
-    };
-    auto int_list = [&](const std::string& name, long long lo, long long hi, std::vector<int>& to) {
-      return [&, name, lo, hi](const std::string& v) {
-        to.clear();
-        list(name, v, [&](const std::string& p) {
-          long long x = 0;
-          if (parse_int(p, lo, hi, x)) {
-            to.push_back(static_cast<int>(x));
-            return true;
-          }
-          e.push_back(name + " '" + v + "': '" + p + "' is not an integer between " +
-                      std::to_string(lo) + " and " + std::to_string(hi));
-          return false;
-        });
-      };
-    };
-    with_value["--nk-loc"] = int_list("--nk-loc", 1, 1 << 20, b.nk_loc);
-    with_value["--faces"] = int_list("--faces", 1, 4096, b.faces);
-    with_value["--plane"] = [&](const std::string& v) { int_opt("--plane", 1, 1 << 20, v, b.plane); };
-    with_value["--iters"] = [&](const std::string& v) { int_opt("--iters", 1, big, v, b.iters); };
-  }
+  h.flags["--help"] = [&] { o.help = true; };
+}
 
-  const std::size_t first = o.command == Command::Bench && !o.bench.name.empty() ? 2 : 1;
+// A grid option: NXxNYxNZ or N^3.
+ValueHandler grid_opt(std::vector<std::string>& e, const std::string& name, std::array<int, 3>& out,
+                      bool* seen = nullptr) {
+  return [&e, name, &out, seen](const std::string& v) {
+    if (seen) *seen = true;
+    std::string why;
+    std::array<int, 3> g{};
+    if (!parse_grid(v, g, why))
+      e.push_back(name + " '" + v + "': " + why);
+    else
+      out = g;
+  };
+}
+
+// What the solve handlers saw (the required options).
+struct SolveSeen {
+  bool kernel = false, grid = false;
+};
+
+// The problem: kernel, grid, iterations, boundaries, format, cg's limits.
+void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
+  auto& e = o.errors;
+  auto& s = o.solve;
+  h.with_value["--kernel"] = [&](const std::string& v) {
+    seen.kernel = true;
+    const KernelInfo* k = find_kernel(v);
+    if (!k)
+      e.push_back("unknown kernel '" + v + "' (valid: " + names_of_kernels() + ")");
+    else
+      s.kernel = k->kind;
+  };
+  h.with_value["--grid"] = grid_opt(e, "--grid", s.grid, &seen.grid);
+  h.with_value["--iters"] = [&](const std::string& v) { int_opt(e, "--iters", -kBig, kBig, v, s.iters); };
+  h.with_value["--format"] = [&](const std::string& v) {
+    if (v == "stencil")
+      s.format = MatrixFormat::Stencil;
+    else if (v == "crs")
+      s.format = MatrixFormat::Crs;
+    else
+      e.push_back("--format '" + v + "': expected stencil or crs");
+  };
+  h.with_value["--tol"] = [&](const std::string& v) {
+    if (!parse_double(v, s.tol)) e.push_back("--tol '" + v + "': not a number");
+  };
+  h.with_value["--max-iters"] = [&](const std::string& v) { int_opt(e, "--max-iters", 1, kBig, v, s.max_iters); };
+  h.flags["--periodic"] = [&] { s.periodic = true; };
+}
+
+// How it runs and what it writes: scheme, threads, process grid, output.
+void add_solve_run(Options& o, Handlers& h) {
+  auto& e = o.errors;
+  auto& s = o.solve;
+  h.with_value["--scheme"] = [&](const std::string& v) { s.scheme = v; };
+  h.with_value["--reserved"] = [&](const std::string& v) {
+    int_opt(e, "--reserved", -kBig, kBig, v, s.reserved);
+    if (s.reserved == 0) e.push_back("--reserved must be >= 1");
+  };
+  h.with_value["--proc-grid"] = grid_opt(e, "--proc-grid", s.proc_grid);
+  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, v, s.repeat); };
+  h.with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
+  h.with_value["--trace"] = [&](const std::string& v) {
+    o.trace_path = v;
+    s.trace = true;
+  };
+  h.with_value["--thread-level"] = [&](const std::string& v) {
+    if (thread_level_from_name(v) < 0)
+      e.push_back("--thread-level '" + v + "': expected single, funneled, serialized or multiple");
+    else
+      o.thread_level = v;
+  };
+}
+
+// The common bench options, then the named benchmark's own (from its table,
+// starting from its defaults).
+void add_bench(Options& o, Handlers& h) {
+  auto& e = o.errors;
+  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, v, o.bench.repeat); };
+  h.with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
+  const bench::Benchmark* b = bench::find_benchmark(o.bench.name);
+  if (!b) return;
+  o.bench.args = bench::default_args(*b);
+  for (const auto& opt : b->options)
+    h.with_value[opt.name] = [&o, &opt](const std::string& v) {
+      const std::string why = opt.parse(v, o.bench.args.values[opt.name]);
+      if (!why.empty()) o.errors.push_back(why);
+    };
+}
+
+// Walks the arguments from `first` on, calling the handlers; collects every
+// unknown or malformed option. `--name=value` is accepted for every option.
+void scan(const std::vector<std::string>& args, std::size_t first, Options& o, const Handlers& h) {
+  auto& e = o.errors;
+  const std::string& cmd = args[0];
   for (std::size_t i = first; i < args.size(); ++i) {
     std::string a = args[i];
     std::string value;
@@ -423,15 +409,15 @@ Options parse(const std::vector<std::string>& args) {
         o.json_stdout = true;
       continue;
     }
-    if (auto f = flags.find(a); f != flags.end()) {
+    if (auto f = h.flags.find(a); f != h.flags.end()) {
       if (inline_value)
         e.push_back(a + " takes no value");
       else
         f->second();
       continue;
     }
-    auto h = with_value.find(a);
-    if (h == with_value.end()) {
+    auto v = h.with_value.find(a);
+    if (v == h.with_value.end()) {
       e.push_back("unknown option '" + args[i] + "' for 'hympi " + cmd + "' (see hympi " + cmd +
                   " --help)");
       continue;
@@ -443,12 +429,13 @@ Options parse(const std::vector<std::string>& args) {
       }
       value = args[++i];
     }
-    h->second(value);
+    v->second(value);
   }
-  if (o.help) {
-    o.errors.clear();
-    return o;
-  }
+}
+
+// What must be there once every option is read.
+void check_required(Options& o, const SolveSeen& seen) {
+  auto& e = o.errors;
   if (o.command == Command::Bench) {
     if (o.bench.name.empty())
       e.push_back("missing benchmark name (valid: " + bench::benchmark_names() + ")");
@@ -456,82 +443,50 @@ Options parse(const std::vector<std::string>& args) {
       e.push_back("unknown benchmark '" + o.bench.name + "' (valid: " + bench::benchmark_names() + ")");
   }
   if (o.command == Command::Solve) {
-    if (!have_kernel) e.push_back("missing --kernel (valid: " + names_of_kernels() + ")");
-    if (!have_grid) e.push_back("missing --grid NXxNYxNZ");
+    if (!seen.kernel) e.push_back("missing --kernel (valid: " + names_of_kernels() + ")");
+    if (!seen.grid) e.push_back("missing --grid NXxNYxNZ");
   }
-  return o;
 }
 
-nlohmann::json to_json(const Options& o) {
-  const SolveConfig& s = o.solve;
-  return {{"command", static_cast<int>(o.command)},
-          {"help", o.help},
-          {"json_path", o.json_path},
-          {"trace_path", o.trace_path},
-          {"json_stdout", o.json_stdout},
-          {"thread_level", o.thread_level},
-          {"kernel", static_cast<int>(s.kernel)},
-          {"format", static_cast<int>(s.format)},
-          {"scheme", s.scheme},
-          {"grid", s.grid},
-          {"periodic", s.periodic},
-          {"iters", s.iters},
-          {"threads", s.threads},
-          {"reserved", s.reserved},
-          {"tol", s.tol},
-          {"max_iters", s.max_iters},
-          {"repeat", s.repeat},
-          {"ranks_per_node", s.ranks_per_node},
-          {"rank_order", static_cast<int>(s.rank_order)},
-          {"proc_grid", s.proc_grid},
-          {"trace", s.trace},
-          {"bench",
-           {{"name", o.bench.name},
-            {"repeat", o.bench.repeat},
-            {"lmax", o.bench.lmax},
-            {"lmax_given", o.bench.lmax_given},
-            {"sizes", o.bench.sizes},
-            {"plane", o.bench.plane},
-            {"nk_loc", o.bench.nk_loc},
-            {"iters", o.bench.iters},
-            {"faces", o.bench.faces}}}};
+}  // namespace
+
+int threads_from_environment() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  long long v = 0;
+  if (env && parse_int(env, 1, 1024, v)) return static_cast<int>(v);
+  return 1;
 }
 
-Options from_json(const nlohmann::json& j) {
+Options parse(const std::vector<std::string>& args) { return parse(args, threads_from_environment()); }
+
+Options parse(const std::vector<std::string>& args, int default_threads) {
   Options o;
-  o.command = static_cast<Command>(j.at("command").get<int>());
-  o.help = j.at("help");
-  o.json_path = j.at("json_path");
-  o.trace_path = j.at("trace_path");
-  o.json_stdout = j.at("json_stdout");
-  o.thread_level = j.at("thread_level");
-  SolveConfig& s = o.solve;
-  s.kernel = static_cast<KernelKind>(j.at("kernel").get<int>());
-  s.format = static_cast<MatrixFormat>(j.at("format").get<int>());
-  s.scheme = j.at("scheme");
-  s.grid = j.at("grid");
-  s.periodic = j.at("periodic");
-  s.iters = j.at("iters");
-  s.threads = j.at("threads");
-  s.reserved = j.at("reserved");
-  s.tol = j.at("tol");
-  s.max_iters = j.at("max_iters");
-  s.repeat = j.at("repeat");
-  s.ranks_per_node = j.at("ranks_per_node");
-  s.rank_order = static_cast<RankOrder>(j.at("rank_order").get<int>());
-  s.proc_grid = j.at("proc_grid");
-  s.trace = j.at("trace");
-  const auto& b = j.at("bench");
-  o.bench.name = b.at("name");
-  o.bench.repeat = b.at("repeat");
-  o.bench.lmax = b.at("lmax");
-  o.bench.lmax_given = b.at("lmax_given");
-  o.bench.sizes = b.at("sizes").get<std::vector<long long>>();
-  o.bench.plane = b.at("plane");
-  o.bench.nk_loc = b.at("nk_loc").get<std::vector<int>>();
-  o.bench.iters = b.at("iters");
-  o.bench.faces = b.at("faces").get<std::vector<int>>();
+  o.solve.threads = default_threads;
+  if (!pick_command(args, o)) return o;
+  Handlers h;
+  SolveSeen seen;
+  add_common(o, h);
+  if (o.command == Command::Solve) {
+    add_solve_problem(o, h, seen);
+    add_solve_run(o, h);
+  }
+  if (o.command == Command::Bench) add_bench(o, h);
+  scan(args, o.command == Command::Bench && !o.bench.name.empty() ? 2 : 1, o, h);
+  if (o.help) {
+    o.errors.clear();
+    return o;
+  }
+  check_required(o, seen);
   return o;
+}
+
+std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node, int ranks) {
+  std::vector<std::string> e;
+  if (threads < 1 || threads > 1024) e.push_back("--threads must be between 1 and 1024");
+  if (ranks_per_node > 0 && ranks % ranks_per_node)
+    e.push_back("--ranks-per-node " + std::to_string(ranks_per_node) + " does not divide the " +
+                std::to_string(ranks) + " ranks");
+  return e;
 }
 
 }  // namespace hympi::cli

@@ -1,9 +1,8 @@
-// Command-line parsing for the hympi executable. Parsing is pure (no MPI) so
-// that it is unit-tested directly; main() runs it on rank 0 only and
-// broadcasts the outcome.
+// Command-line parsing for the hympi executable. Parsing is pure (no MPI) and
+// deterministic (the arguments and the default thread count decide it), so
+// that it is unit-tested directly; main() validates on rank 0 and broadcasts
+// the arguments, and every rank parses the same ones.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -28,7 +27,17 @@ struct Options {
   std::vector<std::string> errors;  // every problem found, at once
 };
 
+Options parse(const std::vector<std::string>& args, int default_threads);
+// With the default thread count of this process's environment.
 Options parse(const std::vector<std::string>& args);
+// $OMP_NUM_THREADS if it is a number 1..1024, else 1.
+int threads_from_environment();
+
+// The checks of threads per rank and ranks per node shared by every command
+// (solve's also run in the library's validate_config).
+std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node, int ranks);
+
+std::vector<std::string> split(const std::string& s, char sep);
 
 // Strict number parsing: the whole string must be a number in range.
 bool parse_int(const std::string& text, long long lo, long long hi, long long& out);
@@ -47,9 +56,5 @@ int requested_thread_level(const Options& o);
 int thread_level_from_name(const std::string& name);
 
 std::string main_usage();
-
-// Serialise the options for the broadcast from rank 0.
-nlohmann::json to_json(const Options& o);
-Options from_json(const nlohmann::json& j);
 
 }  // namespace hympi::cli

@@ -9,16 +9,31 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "hympi/kernels.hpp"
 #include "hympi/scheme.hpp"
 #include "hympi/timing.hpp"
 
 namespace hympi::cli {
 
-namespace {
-
 nlohmann::json stats_json(const Stats& s) {
   return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
 }
+
+const SchemeEntry& pure_mpi_scheme() {
+  const SchemeEntry* best = nullptr;
+  for (const auto& e : scheme_registry())
+    if (!e.info.overlap && e.info.min_threads == 1 &&
+        (!best || e.info.thread_level < best->info.thread_level))
+      best = &e;
+  if (!best) throw std::logic_error("no registered scheme runs as pure MPI");
+  return *best;
+}
+
+bool is_pure_mpi(const std::string& scheme, int threads) {
+  return threads == 1 && scheme == pure_mpi_scheme().info.name;
+}
+
+namespace {
 
 std::string dims_text(const std::array<int, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -42,7 +57,7 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"format", c.format == MatrixFormat::Crs ? "crs" : "stencil"},
       {"scheme", c.scheme},
       {"scheme_class", e ? e->info.seed_class : ""},
-      {"pure_mpi", c.scheme == "masteronly" && c.threads == 1},
+      {"pure_mpi", is_pure_mpi(c.scheme, c.threads)},
       {"grid", c.grid},
       {"periodic", c.periodic},
       {"proc_grid", r.grid.dims},
@@ -50,7 +65,7 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"mapping", r.grid.node_aware ? "node-aware" : "rank-order"},
       {"threads", c.threads},
       {"reserved", r.reserved_used},
-      {"iters", c.kernel == KernelKind::Cg ? c.max_iters : c.iters},
+      {"iters", r.iterations},
       {"checksum", r.checksum},
       {"l2", r.l2},
       {"time_s", stats_json(r.time_s)},
@@ -63,6 +78,7 @@ nlohmann::json solve_record(const SolveResult& r) {
        {{"f_comm", r.f_comm}, {"f_comp_non", r.f_comp_non}, {"f_comp_overlap", r.f_comp_overlap}}}};
   if (c.kernel == KernelKind::Cg) {
     rec["iterations"] = r.iterations;
+    rec["max_iters"] = c.max_iters;
     rec["residual"] = r.residual;
     rec["tol"] = c.tol;
   }
@@ -75,7 +91,7 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
   out << "# hympi solve: kernel " << kernel_name(c.kernel)
       << (c.format == MatrixFormat::Crs ? " (CRS matrix)" : "") << ", scheme " << c.scheme
       << " (seed 001 class " << (e ? e->info.seed_class : "?") << ")";
-  if (c.scheme == "masteronly" && c.threads == 1) out << " = pure MPI (class 1)";
+  if (is_pure_mpi(c.scheme, c.threads)) out << " = pure MPI (class 1)";
   out << "\n# " << ranks << " ranks x " << c.threads << " threads";
   if (r.reserved_used) out << ", " << r.reserved_used << " reserved for communication";
   out << "; nodes: " << r.nodes.node_count << " " << (r.nodes.virtual_nodes ? "virtual" : "real")
@@ -108,6 +124,60 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
   out << std::setprecision(3) << "fractions  f_comm " << r.f_comm << "  f_comp_non " << r.f_comp_non
       << "  f_comp_overlap " << r.f_comp_overlap << "\n";
   out.unsetf(std::ios::fixed);
+}
+
+nlohmann::json info_document(const nlohmann::json& context, int provided) {
+  nlohmann::json schemes = nlohmann::json::array();
+  for (const auto& e : scheme_registry())
+    schemes.push_back({{"name", e.info.name},
+                       {"class", e.info.seed_class},
+                       {"description", e.info.description},
+                       {"mpi_thread_level", thread_level_name(e.info.thread_level)},
+                       {"available", provided >= e.info.thread_level},
+                       {"overlap", e.info.overlap},
+                       {"takes_reserved", e.info.takes_reserved},
+                       {"min_threads", e.info.min_threads}});
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : kernel_registry())
+    kernels.push_back({{"name", k.name},
+                       {"description", k.description},
+                       {"sweeps_per_iteration", k.sweeps_per_iteration},
+                       {"flops_per_point", k.flops_per_point},
+                       {"bytes_per_point", k.bytes_per_point},
+                       {"bytes_per_point_crs", k.bytes_per_point_crs}});
+  return {{"context", context}, {"schemes", schemes}, {"kernels", kernels}};
+}
+
+void print_info(std::ostream& out, const nlohmann::json& doc, const NodeMap& nodes, int requested,
+                int provided) {
+  const auto& ctx = doc["context"];
+  out << "# hympi " << ctx["hympi_version"].get<std::string>() << " ("
+      << ctx["git_revision"].get<std::string>() << ")\n"
+      << "MPI library      " << ctx["mpi_library"].get<std::string>() << "\n"
+      << "MPI standard     " << ctx["mpi_version"].get<std::string>() << "\n"
+      << "thread level     requested " << thread_level_name(requested) << ", provided "
+      << thread_level_name(provided) << "\n"
+      << "# schemes\n";
+  for (const auto& s : doc["schemes"])
+    out << "  " << std::left << std::setw(20) << s["name"].get<std::string>() << std::setw(8)
+        << s["class"].get<std::string>() << std::setw(22) << s["mpi_thread_level"].get<std::string>()
+        << (s["overlap"] ? "overlap   " : "no overlap") << (s["takes_reserved"] ? "  --reserved" : "")
+        << "\n";
+  out << "# kernels\n";
+  for (const auto& k : doc["kernels"])
+    out << "  " << std::left << std::setw(8) << k["name"].get<std::string>()
+        << k["description"].get<std::string>() << "\n";
+  out << "# nodes: " << nodes.node_count << " " << (nodes.virtual_nodes ? "virtual" : "real") << "\n";
+  const auto& cpus = ctx["thread_cpus"];
+  const auto& aff = ctx["thread_affinity"];
+  for (std::size_t r = 0; r < nodes.node_of_rank.size(); ++r) {
+    const int n = nodes.node_of_rank[r];
+    out << "  rank " << r << "  node " << n << " (" << nodes.host_of_node[n] << ")  cpus";
+    for (std::size_t t = 0; t < cpus[r].size(); ++t)
+      out << "  t" << t << ":" << cpus[r][t].get<int>() << " [" << aff[r][t].get<std::string>() << "]";
+    out << "\n";
+  }
+  out << std::right;
 }
 
 bool check_writable(const std::string& path, std::string& why) {

@@ -6,12 +6,29 @@
 #include <ostream>
 #include <string>
 
+#include "hympi/scheme.hpp"
 #include "hympi/solver.hpp"
 
 namespace hympi::cli {
 
+// {"min", "median", "max"}: how every time is reported.
+nlohmann::json stats_json(const Stats& s);
+
+// The registered scheme that is pure MPI when run with one thread: among the
+// schemes that do not overlap and run on one thread, the one asking the
+// lowest MPI thread level (the first registered on a tie). It is the
+// baseline of the papers' comparisons.
+const SchemeEntry& pure_mpi_scheme();
+bool is_pure_mpi(const std::string& scheme, int threads);
+
 nlohmann::json solve_record(const SolveResult& r);
 void print_solve(std::ostream& out, const SolveResult& r, int ranks);
+
+// hympi info: the document (context, schemes, kernels) and its text form.
+// `context` is make_context's block; `provided` marks the schemes available.
+nlohmann::json info_document(const nlohmann::json& context, int provided);
+void print_info(std::ostream& out, const nlohmann::json& doc, const NodeMap& nodes, int requested,
+                int provided);
 
 // Can `path` be written? Checked before any work: creates the file if it is
 // missing (and removes it again), never truncates an existing one.

@@ -76,18 +76,28 @@ TEST(ParseBytes, SuffixesAreDecimalOrBinary) {
     EXPECT_FALSE(cli::parse_bytes(bad, v)) << bad;
 }
 
-TEST(BenchOptions, ParsesAndRoundTrips) {
+TEST(BenchOptions, ParsesWithTheBenchmarksDefaults) {
   const auto o = cli::parse({"bench", "internode", "--sizes", "2MB,16MB", "--repeat", "4",
                              "--ranks-per-node", "2"});
   ASSERT_TRUE(o.errors.empty()) << o.errors[0];
   EXPECT_EQ(o.command, cli::Command::Bench);
   EXPECT_EQ(o.bench.name, "internode");
-  EXPECT_EQ(o.bench.sizes, (std::vector<long long>{2000000, 16000000}));
+  EXPECT_EQ(o.bench.args.list("--sizes"), (std::vector<long long>{2000000, 16000000}));
   EXPECT_EQ(o.bench.repeat, 4);
-  const auto back = cli::from_json(cli::to_json(o));
-  EXPECT_EQ(back.bench.name, "internode");
-  EXPECT_EQ(back.bench.sizes, o.bench.sizes);
-  EXPECT_EQ(back.solve.ranks_per_node, 2);
+  EXPECT_EQ(o.solve.ranks_per_node, 2);
+  // Defaults come from the benchmark's own table.
+  EXPECT_EQ(cli::parse({"bench", "ratio"}).bench.args.list("--sizes"),
+            (std::vector<long long>{1000, 10000, 100000, 1000000}));
+  EXPECT_EQ(cli::parse({"bench", "beff"}).bench.args.get("--lmax"), 8000000);
+  EXPECT_EQ(cli::parse({"bench", "pack"}).bench.args.int_list("--faces"), (std::vector<int>{16, 32, 64}));
+  // Every default parses with its own parser, and --help lists every option.
+  for (const auto& b : benchmark_registry()) {
+    const BenchArgs a = default_args(b);
+    for (const auto& opt : b.options) {
+      EXPECT_EQ(a.values.count(opt.name), 1u) << b.name << " " << opt.name;
+      EXPECT_NE(options_help(b).find(opt.name), std::string::npos) << b.name << " " << opt.name;
+    }
+  }
 }
 
 TEST(BenchOptions, BadInputIsReported) {
@@ -96,39 +106,74 @@ TEST(BenchOptions, BadInputIsReported) {
   EXPECT_FALSE(cli::parse({"bench", "ratio", "--sizes", ""}).errors.empty());
   EXPECT_FALSE(cli::parse({"bench", "ratio", "--sizes", "1,,2"}).errors.empty());
   EXPECT_FALSE(cli::parse({"bench", "overlap", "--nk-loc", "0"}).errors.empty());
+  // An option belongs to its benchmark.
+  EXPECT_FALSE(cli::parse({"bench", "beff", "--faces", "4"}).errors.empty());
   EXPECT_TRUE(cli::parse({"bench", "--help"}).help);
 }
+
+namespace {
+BenchOptions named(const std::string& name) {
+  BenchOptions b;
+  b.name = name;
+  if (const Benchmark* bm = find_benchmark(name)) b.args = default_args(*bm);
+  return b;
+}
+RunShape shape(int ranks, int ranks_per_node, int threads, int provided, const NodeMap& real,
+               double mem) {
+  RunShape s;
+  s.ranks = ranks;
+  s.ranks_per_node = ranks_per_node;
+  s.threads = threads;
+  s.provided = provided;
+  s.real_nodes = &real;
+  s.node_memory_bytes = mem;
+  return s;
+}
+}  // namespace
 
 TEST(BenchValidate, RanksNodesLmaxThreads) {
   NodeMap one;  // one real node
   const double mem = 16e9;
-  BenchOptions b;
-  b.name = "beff";
-  EXPECT_TRUE(validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
-  EXPECT_FALSE(validate(b, 1, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
-  b.lmax = 4095;
-  EXPECT_FALSE(validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
-  b.lmax = static_cast<long long>(mem / 128) + 1;
-  EXPECT_FALSE(validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
+  BenchOptions b = named("beff");
+  auto check = [&](int ranks, int rpn, int threads, int provided, const NodeMap& real, double m) {
+    return validate(b, shape(ranks, rpn, threads, provided, real, m));
+  };
+  EXPECT_TRUE(check(2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
+  EXPECT_FALSE(check(1, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
+  b.args.values["--lmax"] = {4095};
+  EXPECT_FALSE(check(2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
+  b.args.values["--lmax"] = {static_cast<long long>(mem / 128) + 1};
+  EXPECT_FALSE(check(2, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());
   NodeMap four;  // one real node of 4 ranks: 16e9 / 4 / 128 = 31.25e6 bytes each
   four.ranks_per_node = {4};
-  b.lmax = 31000000;
-  EXPECT_TRUE(validate(b, 4, 0, 1, MPI_THREAD_FUNNELED, four, mem).empty());
-  b.lmax = 32000000;
-  EXPECT_FALSE(validate(b, 4, 0, 1, MPI_THREAD_FUNNELED, four, mem).empty());
-  b.lmax = 400000000;  // memory enough, but 6 Lmax overflow an int count
-  EXPECT_FALSE(validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, 1e13).empty());
-  b.lmax = 8000000;
-  b.name = "internode";
-  EXPECT_FALSE(validate(b, 4, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());  // one real node
-  EXPECT_TRUE(validate(b, 4, 2, 1, MPI_THREAD_FUNNELED, one, mem).empty());   // two virtual
-  EXPECT_FALSE(validate(b, 4, 3, 1, MPI_THREAD_FUNNELED, one, mem).empty());  // 3 does not divide 4
-  b.name = "overlap";
-  EXPECT_FALSE(validate(b, 2, 0, 1, MPI_THREAD_MULTIPLE, one, mem).empty());  // needs 2 threads
-  EXPECT_TRUE(validate(b, 2, 0, 2, MPI_THREAD_MULTIPLE, one, mem).empty());
-  EXPECT_FALSE(validate(b, 2, 0, 2, MPI_THREAD_FUNNELED, one, mem).empty());  // multiple
-  b.name = "fast";
-  const auto e = validate(b, 2, 0, 1, MPI_THREAD_FUNNELED, one, mem);
+  b.args.values["--lmax"] = {31000000};
+  EXPECT_TRUE(check(4, 0, 1, MPI_THREAD_FUNNELED, four, mem).empty());
+  b.args.values["--lmax"] = {32000000};
+  EXPECT_FALSE(check(4, 0, 1, MPI_THREAD_FUNNELED, four, mem).empty());
+  b.args.values["--lmax"] = {400000000};  // memory enough, but 6 Lmax overflow an int count
+  EXPECT_FALSE(check(2, 0, 1, MPI_THREAD_FUNNELED, one, 1e13).empty());
+  b = named("internode");
+  EXPECT_FALSE(check(4, 0, 1, MPI_THREAD_FUNNELED, one, mem).empty());  // one real node
+  EXPECT_TRUE(check(4, 2, 1, MPI_THREAD_FUNNELED, one, mem).empty());   // two virtual
+  EXPECT_FALSE(check(4, 3, 1, MPI_THREAD_FUNNELED, one, mem).empty());  // 3 does not divide 4
+  b = named("overlap");  // its default depths are checked as solve runs: a real node map
+  NodeMap two;
+  two.ranks_per_node = {2};
+  two.node_of_rank = {0, 0};
+  EXPECT_FALSE(check(2, 0, 1, MPI_THREAD_MULTIPLE, two, mem).empty());  // needs 2 threads
+  EXPECT_TRUE(check(2, 0, 2, MPI_THREAD_MULTIPLE, two, mem).empty());
+  EXPECT_FALSE(check(2, 0, 2, MPI_THREAD_FUNNELED, two, mem).empty());  // multiple
+  b = named("fast");
+  const auto e = check(2, 0, 1, MPI_THREAD_FUNNELED, one, mem);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_NE(e[0].find("beff, cyclic3d, internode, ratio, overlap, pack"), std::string::npos);
+}
+
+TEST(Schemes, PureMpiBaselineIsChosenByProperties) {
+  const SchemeInfo& s = cli::pure_mpi_scheme().info;
+  EXPECT_FALSE(s.overlap);
+  EXPECT_EQ(s.min_threads, 1);
+  EXPECT_EQ(s.name, "masteronly");  // the registry's pure-MPI scheme today
+  EXPECT_TRUE(cli::is_pure_mpi(s.name, 1));
+  EXPECT_FALSE(cli::is_pure_mpi(s.name, 2));
 }

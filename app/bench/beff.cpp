@@ -60,10 +60,11 @@ std::vector<Pair> ring_pairs(const Pattern& p, int rank) {
   return {{right, left}, {left, right}};
 }
 
-std::vector<nlohmann::json> run_beff(BenchContext& ctx) {
-  const auto lengths = beff_lengths(ctx.opt.lmax);
+BenchResult run_beff(BenchContext& ctx) {
+  const long long lmax = ctx.opt.args.get("--lmax");
+  const auto lengths = beff_lengths(lmax);
   const auto patterns = beff_patterns(ctx.size);
-  std::vector<char> sbuf(2 * ctx.opt.lmax, 1), rbuf(2 * ctx.opt.lmax, 0);
+  std::vector<char> sbuf(2 * lmax, 1), rbuf(2 * lmax, 0);
   Traffic sent;
   std::vector<nlohmann::json> records;
   std::vector<std::vector<double>> ring_bw, random_bw;
@@ -143,7 +144,7 @@ std::vector<nlohmann::json> run_beff(BenchContext& ctx) {
     const Stats one_way{t.stats.min / 2, t.stats.median / 2, t.stats.max / 2};
     // Best repetition, as for the patterns (and as NetPIPE reports).
     const double bw = static_cast<double>(L) / one_way.min / 1e6;
-    if (L == ctx.opt.lmax) pingpong_lmax = bw;
+    if (L == lmax) pingpong_lmax = bw;
     records.push_back({{"kind", "pingpong"},
                        {"partner", partner},
                        {"bytes", L},
@@ -170,16 +171,16 @@ std::vector<nlohmann::json> run_beff(BenchContext& ctx) {
                      {"at_lmax_per_process_MBps", at_lmax / ctx.size},
                      {"pingpong_lmax_MBps", pingpong_lmax},
                      {"pingpong_partner", partner},
-                     {"lmax_bytes", ctx.opt.lmax},
+                     {"lmax_bytes", lmax},
                      {"lengths", lengths}});
   if (out)
     *out << std::fixed << std::setprecision(2) << "# b_eff             " << avg.b_eff << " MB/s  ("
          << avg.b_eff / ctx.size << " per process; ring " << avg.ring << ", random " << avg.random
          << ")\n# b_eff at Lmax     " << at_lmax << " MB/s  (" << at_lmax / ctx.size
-         << " per process), Lmax = " << ctx.opt.lmax << " bytes\n# ping-pong at Lmax "
+         << " per process), Lmax = " << lmax << " bytes\n# ping-pong at Lmax "
          << pingpong_lmax << " MB/s\n"
          << std::defaultfloat;
-  return records;
+  return {records};
 }
 
 }  // namespace
@@ -188,7 +189,8 @@ Benchmark beff_benchmark() {
   Benchmark b;
   b.name = "beff";
   b.description = "effective bandwidth b_eff (Rabenseifner & Koniges): ring and random patterns";
-  b.help = "  --lmax BYTES          largest message (default 8MB; 4KiB .. memory per rank / 128)\n";
+  b.options = {bytes_option("--lmax", "largest message, 4KiB .. memory per rank / 128", "8MB")};
+  b.check = check_lmax;
   b.min_ranks = 2;
   b.run = run_beff;
   return b;

@@ -10,26 +10,62 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "hympi/solver.hpp"
 #include "hympi/topology.hpp"
+#include "output.hpp"
 
 namespace hympi::bench {
 
+// One option of a benchmark, declared in the benchmark's own file: its name,
+// the help line, the default (text, parsed exactly like a user's value) and
+// a checked parser. Every value is kept as a list of integers; a single value
+// is a list of one.
+struct BenchOption {
+  std::string name;          // "--lmax"
+  std::string meta;          // "BYTES", shown after the name in --help
+  std::string help;          // the rest of the help line
+  std::string default_text;  // "8MB"
+  // Parses `text`; on failure returns the message (naming the option), else "".
+  std::function<std::string(const std::string& text, std::vector<long long>& out)> parse;
+};
+
+// Checked option kinds (the parsers of options.hpp behind them).
+BenchOption bytes_option(std::string name, std::string help, std::string default_text);
+BenchOption bytes_list_option(std::string name, std::string help, std::string default_text);
+BenchOption int_option(std::string name, std::string meta, std::string help, std::string default_text,
+                       long long lo, long long hi);
+BenchOption int_list_option(std::string name, std::string help, std::string default_text,
+                            long long lo, long long hi);
+
+// The values of a benchmark's options: its defaults, overridden by the
+// command line. Reading an option the benchmark did not declare throws.
+struct BenchArgs {
+  std::map<std::string, std::vector<long long>> values;
+  long long get(const std::string& name) const;
+  const std::vector<long long>& list(const std::string& name) const;
+  std::vector<int> int_list(const std::string& name) const;
+};
+
 // The options of `hympi bench NAME` (parsed and validated on rank 0 by
-// options.cpp, then broadcast). 0 / empty means "the benchmark's default".
+// options.cpp; every rank then parses the same arguments).
 struct BenchOptions {
   std::string name;                // which benchmark
   int repeat = 3;                  // timed repetitions (after one warm-up)
-  long long lmax = 8000000;        // beff, cyclic3d: largest message (bytes)
-  bool lmax_given = false;
-  std::vector<long long> sizes;    // internode, ratio: message sizes (bytes)
-  int plane = 24;                  // overlap: NX = NY
-  std::vector<int> nk_loc;         // overlap: local depths
-  int iters = 10;                  // overlap: spmv iterations per run
-  std::vector<int> faces;          // pack: face edge lengths n (n x n faces)
+  BenchArgs args;                  // the benchmark's own options
+};
+
+// What a run is validated against. Pure data, no MPI.
+struct RunShape {
+  int ranks = 1;
+  int ranks_per_node = 0;          // 0: real nodes
+  int threads = 1;
+  int provided = MPI_THREAD_SINGLE;
+  const NodeMap* real_nodes = nullptr;
+  double node_memory_bytes = 0;    // 0: unknown
 };
 
 // What a benchmark runs with. Collective objects: every rank holds the same.
@@ -45,30 +81,42 @@ struct BenchContext {
   std::ostream* out = nullptr;     // rank 0: the table; others: nullptr
 };
 
+// What a benchmark returns: its JSON records (meaningful on rank 0) and
+// whether everything it checked was right; a false `ok` fails the run (exit 1).
+struct BenchResult {
+  std::vector<nlohmann::json> records;
+  bool ok = true;
+};
+
 struct Benchmark {
   std::string name;
   std::string description;         // one line, for `hympi bench --help`
-  std::string help;                // the benchmark's own options
+  std::vector<BenchOption> options;  // its own options, with defaults
+  std::string notes;               // extra --help lines (how it uses common options)
   int min_ranks = 1;
   int min_nodes = 1;
   int thread_level = MPI_THREAD_FUNNELED;
-  // Collective. Returns the JSON records (meaningful on rank 0).
-  std::function<std::vector<nlohmann::json>(BenchContext&)> run;
+  // Problems with its option values on this run shape (beyond ranks, nodes
+  // and thread level, which the driver checks). Pure, no MPI; may be empty.
+  std::function<std::vector<std::string>(const BenchArgs&, const RunShape&)> check;
+  // Collective.
+  std::function<BenchResult(BenchContext&)> run;
 };
 
 const std::vector<Benchmark>& benchmark_registry();
 const Benchmark* find_benchmark(const std::string& name);
+// The benchmark's defaults, parsed by its own parsers.
+BenchArgs default_args(const Benchmark& b);
+// The help lines of its options, generated from the table.
+std::string options_help(const Benchmark& b);
 std::string benchmark_names();  // "beff, cyclic3d, ..."
 
-// One entry per benchmark file (declared here, listed in registry.cpp).
-Benchmark beff_benchmark();
-Benchmark cyclic3d_benchmark();
-Benchmark internode_benchmark();
-Benchmark ratio_benchmark();
-Benchmark overlap_benchmark();
-Benchmark pack_benchmark();
 
 // ---- shared pieces ----------------------------------------------------------
+
+// The check of --lmax shared by beff and cyclic3d: at least 4 kB, at most
+// b_eff's memory cap and what MPI's int counts hold.
+std::vector<std::string> check_lmax(const BenchArgs& args, const RunShape& shape);
 
 // The 21 message lengths of b_eff: 1 B .. 4 kB by powers of two (13), then 8
 // geometric steps from 4 kB to lmax (the last is lmax exactly).
@@ -114,8 +162,8 @@ BeffAverages beff_average(const std::vector<std::vector<double>>& ring_bw,
 double geometric_mean(const std::vector<double>& v);
 double arithmetic_mean(const std::vector<double>& v);
 
-// Record helpers.
-nlohmann::json stats_json(const Stats& s);
+// Record helpers (stats_json comes from output.hpp).
+using cli::stats_json;
 std::string nodes_word(const NodeMap& nodes);  // "2 real nodes" / "2 virtual nodes"
 
 // Runs the named benchmark and writes the document (rank 0). Collective.
@@ -123,11 +171,10 @@ std::string nodes_word(const NodeMap& nodes);  // "2 real nodes" / "2 virtual no
 int run_benchmark(BenchContext& ctx, int requested_level, const std::string& json_path,
                   const std::string& command_line);
 
-// Every problem with the options at once, given the ranks, the real nodes and
-// the memory of one node. Pure, no MPI.
-std::vector<std::string> validate(const BenchOptions& o, int ranks, int ranks_per_node,
-                                  int threads, int provided, const NodeMap& real_nodes,
-                                  double node_memory_bytes);
+// Every problem with the options at once: the shared checks of threads and
+// ranks per node, ranks, nodes, thread level, then the benchmark's own check.
+// Pure, no MPI.
+std::vector<std::string> validate(const BenchOptions& o, const RunShape& shape);
 
 }  // namespace hympi::bench
 

@@ -12,18 +12,22 @@
 namespace hympi::bench {
 namespace {
 
-std::vector<nlohmann::json> run_cyclic3d(BenchContext& ctx) {
-  const NodeMap& nodes = ctx.nodes;
-  const bool aware = nodes.homogeneous();
-  const GridChoice choice =
-      choose_grid({1 << 12, 1 << 12, 1 << 12}, aware ? nodes.node_count : ctx.size,
-                  aware ? nodes.ranks_per_node[0] : 1, {true, true, true}, {0, 0, 0});
-  NodeMap flat = nodes;  // uneven nodes: one rank per "node", plain rank order
-  if (!aware) {
-    flat.node_id = ctx.rank;
-    flat.rank_in_node = 0;
-  }
-  const ProcessGrid grid = make_process_grid(ctx.comm, aware ? nodes : flat, choice);
+// The grid a periodic cube gets from the library's choice: node-aware on
+// nodes of equal size, else plain rank order (as the solver decides).
+GridChoice cyclic_grid(const NodeMap& nodes, int ranks) {
+  const std::array<int, 3> cube{1 << 12, 1 << 12, 1 << 12};
+  if (nodes.homogeneous())
+    return choose_grid(cube, nodes.node_count, nodes.ranks_per_node.front(), {true, true, true}, {0, 0, 0});
+  GridChoice g = choose_grid(cube, 1, ranks, {true, true, true}, {0, 0, 0});
+  g.node_block = {1, 1, 1};
+  g.node_aware = false;
+  return g;
+}
+
+BenchResult run_cyclic3d(BenchContext& ctx) {
+  const long long lmax = ctx.opt.args.get("--lmax");
+  const GridChoice choice = cyclic_grid(ctx.nodes, ctx.size);
+  const ProcessGrid grid = make_process_grid(ctx.comm, ctx.nodes, choice);
   std::vector<Pair> pairs;
   for (int d = 0; d < 3; ++d) {
     auto plus = grid.coords, minus = grid.coords;
@@ -32,8 +36,8 @@ std::vector<nlohmann::json> run_cyclic3d(BenchContext& ctx) {
     pairs.push_back({grid.rank_of(plus), grid.rank_of(minus)});
     pairs.push_back({grid.rank_of(minus), grid.rank_of(plus)});
   }
-  const auto lengths = beff_lengths(ctx.opt.lmax);
-  std::vector<char> sbuf(6 * ctx.opt.lmax, 1), rbuf(6 * ctx.opt.lmax, 0);
+  const auto lengths = beff_lengths(lmax);
+  std::vector<char> sbuf(6 * lmax, 1), rbuf(6 * lmax, 0);
   Traffic sent;
   std::vector<nlohmann::json> records;
   std::vector<double> best_of_length;
@@ -77,14 +81,14 @@ std::vector<nlohmann::json> run_cyclic3d(BenchContext& ctx) {
                      {"average_per_process_MBps", avg / ctx.size},
                      {"at_lmax_MBps", at_lmax},
                      {"at_lmax_per_process_MBps", at_lmax / ctx.size},
-                     {"lmax_bytes", ctx.opt.lmax},
+                     {"lmax_bytes", lmax},
                      {"lengths", lengths}});
   if (out)
     *out << std::fixed << std::setprecision(2) << "# cyclic3d average " << avg << " MB/s ("
          << avg / ctx.size << " per process)\n# cyclic3d at Lmax  " << at_lmax << " MB/s ("
-         << at_lmax / ctx.size << " per process), Lmax = " << ctx.opt.lmax << " bytes\n"
+         << at_lmax / ctx.size << " per process), Lmax = " << lmax << " bytes\n"
          << std::defaultfloat;
-  return records;
+  return {records};
 }
 
 }  // namespace
@@ -93,7 +97,8 @@ Benchmark cyclic3d_benchmark() {
   Benchmark b;
   b.name = "cyclic3d";
   b.description = "3-D cyclic pattern: 6 neighbours on a periodic 3-D process grid";
-  b.help = "  --lmax BYTES          largest message (default 8MB; 4KiB .. memory per rank / 128)\n";
+  b.options = {bytes_option("--lmax", "largest message, 4KiB .. memory per rank / 128", "8MB")};
+  b.check = check_lmax;
   b.min_ranks = 2;
   b.run = run_cyclic3d;
   return b;

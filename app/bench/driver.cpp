@@ -13,6 +13,7 @@
 #include "context.hpp"
 #include "hympi/error.hpp"
 #include "hympi/scheme.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace hympi::bench {
@@ -100,71 +101,163 @@ BeffAverages beff_average(const std::vector<std::vector<double>>& ring_bw,
   return a;
 }
 
-nlohmann::json stats_json(const Stats& s) {
-  return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
-}
-
 std::string nodes_word(const NodeMap& nodes) {
   return std::to_string(nodes.node_count) + (nodes.virtual_nodes ? " virtual" : " real") +
          (nodes.node_count == 1 ? " node" : " nodes");
 }
 
-std::vector<std::string> validate(const BenchOptions& o, int ranks, int ranks_per_node,
-                                  int threads, int provided, const NodeMap& real_nodes,
-                                  double node_memory_bytes) {
+// ---- option kinds ------------------------------------------------------------
+
+namespace {
+
+// A comma-separated list, each item parsed by `one` (which explains a bad
+// item in `why`); the first bad item ends it.
+std::string parse_list(const std::string& name, const std::string& text, std::vector<long long>& out,
+                       const std::function<bool(const std::string&, long long&, std::string&)>& one) {
+  if (text.empty()) return name + " is empty: expected a comma-separated list";
+  out.clear();
+  for (const auto& item : cli::split(text, ',')) {
+    long long v = 0;
+    std::string why;
+    if (!one(item, v, why)) return name + " '" + text + "': '" + item + "' " + why;
+    out.push_back(v);
+  }
+  return "";
+}
+
+std::string range_text(long long lo, long long hi) {
+  return "between " + std::to_string(lo) + " and " + std::to_string(hi);
+}
+
+}  // namespace
+
+BenchOption bytes_option(std::string name, std::string help, std::string default_text) {
+  BenchOption o{name, "BYTES", std::move(help), std::move(default_text), nullptr};
+  o.parse = [name](const std::string& text, std::vector<long long>& out) -> std::string {
+    long long v = 0;
+    if (!cli::parse_bytes(text, v))
+      return name + " '" + text + "': expected a byte count such as 65536, 64kB or 8MB";
+    out = {v};
+    return "";
+  };
+  return o;
+}
+
+BenchOption bytes_list_option(std::string name, std::string help, std::string default_text) {
+  BenchOption o{name, "LIST", std::move(help), std::move(default_text), nullptr};
+  o.parse = [name](const std::string& text, std::vector<long long>& out) {
+    return parse_list(name, text, out, [](const std::string& item, long long& v, std::string& why) {
+      why = "is not a byte count such as 2MB";
+      return cli::parse_bytes(item, v);
+    });
+  };
+  return o;
+}
+
+BenchOption int_option(std::string name, std::string meta, std::string help, std::string default_text,
+                       long long lo, long long hi) {
+  BenchOption o{name, std::move(meta), std::move(help), std::move(default_text), nullptr};
+  o.parse = [name, lo, hi](const std::string& text, std::vector<long long>& out) -> std::string {
+    long long v = 0;
+    if (!cli::parse_int(text, lo, hi, v))
+      return name + " '" + text + "': expected an integer " + range_text(lo, hi);
+    out = {v};
+    return "";
+  };
+  return o;
+}
+
+BenchOption int_list_option(std::string name, std::string help, std::string default_text,
+                            long long lo, long long hi) {
+  BenchOption o{name, "LIST", std::move(help), std::move(default_text), nullptr};
+  o.parse = [name, lo, hi](const std::string& text, std::vector<long long>& out) {
+    return parse_list(name, text, out, [lo, hi](const std::string& item, long long& v, std::string& why) {
+      why = "is not an integer " + range_text(lo, hi);
+      return cli::parse_int(item, lo, hi, v);
+    });
+  };
+  return o;
+}
+
+const std::vector<long long>& BenchArgs::list(const std::string& name) const {
+  auto it = values.find(name);
+  if (it == values.end()) throw std::logic_error("benchmark option " + name + " is not declared");
+  return it->second;
+}
+
+long long BenchArgs::get(const std::string& name) const {
+  const auto& v = list(name);
+  if (v.size() != 1) throw std::logic_error("benchmark option " + name + " is not a single value");
+  return v[0];
+}
+
+std::vector<int> BenchArgs::int_list(const std::string& name) const {
+  const auto& v = list(name);
+  return std::vector<int>(v.begin(), v.end());  // int_list_option keeps values in int range
+}
+
+BenchArgs default_args(const Benchmark& b) {
+  BenchArgs a;
+  for (const auto& o : b.options) {
+    const std::string why = o.parse(o.default_text, a.values[o.name]);
+    if (!why.empty()) throw std::logic_error("benchmark " + b.name + ": bad default: " + why);
+  }
+  return a;
+}
+
+std::string options_help(const Benchmark& b) {
+  std::string s;
+  for (const auto& o : b.options) {
+    std::string head = o.name + " " + o.meta;
+    head.resize(std::max<std::size_t>(head.size() + 1, 22), ' ');
+    s += "  " + head + o.help + " (default " + o.default_text + ")\n";
+  }
+  return s + b.notes;
+}
+
+// ---- validation --------------------------------------------------------------
+
+std::vector<std::string> check_lmax(const BenchArgs& args, const RunShape& s) {
+  // b_eff's cap: memory per process / 128, the processes of the fullest
+  // real node sharing its memory.
   std::vector<std::string> e;
+  const long long lmax = args.get("--lmax");
+  int per_node = 1;
+  if (s.real_nodes)
+    for (int n : s.real_nodes->ranks_per_node) per_node = std::max(per_node, n);
+  const double cap = s.node_memory_bytes / per_node / 128;
+  // cyclic3d may send 6 L to one partner (itself) in one MPI_Alltoallv count.
+  const long long int_cap = std::numeric_limits<int>::max() / 6;
+  if (lmax < 4096)
+    e.push_back("--lmax " + std::to_string(lmax) + " is below 4 kB (4096 bytes)");
+  else if (s.node_memory_bytes > 0 && static_cast<double>(lmax) > cap)
+    e.push_back("--lmax " + std::to_string(lmax) + " is above the memory cap of " +
+                std::to_string(static_cast<long long>(cap)) + " bytes (memory per rank / 128)");
+  else if (lmax > int_cap)
+    e.push_back("--lmax " + std::to_string(lmax) + " is above " + std::to_string(int_cap) +
+                " bytes (6 messages of Lmax must fit MPI's int counts)");
+  return e;
+}
+
+std::vector<std::string> validate(const BenchOptions& o, const RunShape& s) {
   const Benchmark* b = find_benchmark(o.name);
   if (!b) return {"unknown benchmark '" + o.name + "' (valid: " + benchmark_names() + ")"};
-  if (threads < 1 || threads > 1024) e.push_back("--threads must be between 1 and 1024");
-  int nodes = real_nodes.node_count;
-  if (ranks_per_node > 0) {
-    if (ranks % ranks_per_node)
-      e.push_back("--ranks-per-node " + std::to_string(ranks_per_node) + " does not divide the " +
-                  std::to_string(ranks) + " ranks");
-    else
-      nodes = ranks / ranks_per_node;
-  }
-  if (ranks < b->min_ranks)
+  std::vector<std::string> e = cli::check_threads_and_nodes(s.threads, s.ranks_per_node, s.ranks);
+  const bool divides = s.ranks_per_node <= 0 || s.ranks % s.ranks_per_node == 0;
+  int nodes = s.real_nodes ? s.real_nodes->node_count : 1;
+  if (s.ranks_per_node > 0 && divides) nodes = s.ranks / s.ranks_per_node;
+  if (s.ranks < b->min_ranks)
     e.push_back("benchmark '" + b->name + "' needs at least " + std::to_string(b->min_ranks) +
-                " ranks, but runs on " + std::to_string(ranks));
-  else if (nodes < b->min_nodes && !(ranks_per_node > 0 && ranks % ranks_per_node))
+                " ranks, but runs on " + std::to_string(s.ranks));
+  else if (nodes < b->min_nodes && divides)
     e.push_back("benchmark '" + b->name + "' needs at least " + std::to_string(b->min_nodes) +
                 " nodes, but runs on " + std::to_string(nodes) +
-                (ranks_per_node > 0 ? " (virtual)" : " (real; --ranks-per-node R makes virtual nodes)"));
-  if (provided < b->thread_level)
+                (s.ranks_per_node > 0 ? " (virtual)" : " (real; --ranks-per-node R makes virtual nodes)"));
+  if (s.provided < b->thread_level)
     e.push_back("benchmark '" + b->name + "' needs " + thread_level_name(b->thread_level) +
-                ", but the MPI library provided " + thread_level_name(provided));
-  if (o.name == "beff" || o.name == "cyclic3d") {
-    // b_eff's cap: memory per process / 128, the processes of the fullest
-    // real node sharing its memory.
-    int per_node = 1;
-    for (int n : real_nodes.ranks_per_node) per_node = std::max(per_node, n);
-    const double cap = node_memory_bytes / per_node / 128;
-    // cyclic3d may send 6 L to one partner (itself) in one MPI_Alltoallv count.
-    const long long int_cap = std::numeric_limits<int>::max() / 6;
-    if (o.lmax < 4096)
-      e.push_back("--lmax " + std::to_string(o.lmax) + " is below 4 kB (4096 bytes)");
-    else if (node_memory_bytes > 0 && static_cast<double>(o.lmax) > cap)
-      e.push_back("--lmax " + std::to_string(o.lmax) + " is above the memory cap of " +
-                  std::to_string(static_cast<long long>(cap)) + " bytes (memory per rank / 128)");
-    else if (o.lmax > int_cap)
-      e.push_back("--lmax " + std::to_string(o.lmax) + " is above " + std::to_string(int_cap) +
-                  " bytes (6 messages of Lmax must fit MPI's int counts)");
-  }
-  if (o.name == "overlap") {
-    if (threads < 2) e.push_back("benchmark 'overlap' needs --threads >= 2 (funneled, multiple)");
-    for (int nk : o.nk_loc) {
-      SolveConfig c;
-      c.kernel = KernelKind::Spmv;
-      c.grid = {o.plane, o.plane, nk * ranks};
-      c.periodic = true;
-      c.threads = std::max(threads, 2);
-      c.proc_grid = {1, 1, ranks};
-      c.ranks_per_node = ranks_per_node;
-      for (auto& m : validate_config(c, ranks, &real_nodes, node_memory_bytes))
-        e.push_back("overlap at --nk-loc " + std::to_string(nk) + ": " + m);
-    }
-  }
+                ", but the MPI library provided " + thread_level_name(s.provided));
+  if (b->check)
+    for (auto& m : b->check(o.args, s)) e.push_back(m);
   return e;
 }
 
@@ -186,11 +279,8 @@ int run_benchmark(BenchContext& ctx, int requested_level, const std::string& jso
              << " ranks on " << nodes_word(ctx.nodes) << ", " << ctx.threads
              << " threads per rank, repeat " << ctx.opt.repeat
              << " (after 1 warm-up); time = max over ranks; units: bytes, MB = 10^6 B, s\n";
-  std::vector<nlohmann::json> records = b->run(ctx);
-  // A benchmark that checks what it received (pack) fails the run when wrong.
-  int code = 0;
-  for (const auto& r : records)
-    if (r.contains("halos_ok") && !r["halos_ok"].get<bool>()) code = 1;
+  BenchResult result = b->run(ctx);
+  std::vector<nlohmann::json>& records = result.records;
   if (ctx.out) {
     *ctx.out << std::flush;
     if (!json_path.empty()) {
@@ -202,7 +292,7 @@ int run_benchmark(BenchContext& ctx, int requested_level, const std::string& jso
       cli::write_document(json_path, {{"context", context}, {"results", results}});
     }
   }
-  return code;
+  return result.ok ? 0 : 1;
 }
 
 }  // namespace hympi::bench

@@ -15,7 +15,7 @@
 namespace hympi::bench {
 namespace {
 
-std::vector<nlohmann::json> run_internode(BenchContext& ctx) {
+BenchResult run_internode(BenchContext& ctx) {
   const NodeMap& nodes = ctx.nodes;
   const int N = nodes.node_count;
   std::vector<std::vector<int>> members(N);  // ranks of each node, in rank order
@@ -27,8 +27,7 @@ std::vector<nlohmann::json> run_internode(BenchContext& ctx) {
                                   members[nodes.node_id].begin());
   const int to = members[(nodes.node_id + 1) % N][std::min(me, c - 1)];
   const int from = members[(nodes.node_id + N - 1) % N][std::min(me, c - 1)];
-  std::vector<long long> sizes = ctx.opt.sizes;
-  if (sizes.empty()) sizes = {2000000, 16000000};
+  const std::vector<long long>& sizes = ctx.opt.args.list("--sizes");
   const long long smax = *std::max_element(sizes.begin(), sizes.end());
   std::vector<char> sbuf(smax, 1), rbuf(smax, 0);
   Traffic sent;
@@ -88,7 +87,7 @@ std::vector<nlohmann::json> run_internode(BenchContext& ctx) {
            << " of " << best << " MB/s)\n"
            << std::defaultfloat;
   }
-  return records;
+  return {records};
 }
 
 }  // namespace
@@ -97,7 +96,7 @@ Benchmark internode_benchmark() {
   Benchmark b;
   b.name = "internode";
   b.description = "inter-node bandwidth per node with k = 1..c communicating ranks per node";
-  b.help = "  --sizes LIST          message sizes, comma-separated (default 2MB,16MB)\n";
+  b.options = {bytes_list_option("--sizes", "message sizes, comma-separated", "2MB,16MB")};
   b.min_ranks = 2;
   b.min_nodes = 2;
   b.run = run_internode;

@@ -10,46 +10,85 @@
 //   x_overlap = f_comp_overlap T_mo / (iters NX NY nk_loc)
 // so that T_mo / iters = NX NY (x_comm + (x_non + x_overlap) nk_loc), and
 // eq. (14) reads a = x_comm / x_overlap, b = x_non / x_overlap.
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 
 #include "bench.hpp"
+#include "hympi/scheme.hpp"
 
 namespace hympi::bench {
 namespace {
 
-std::vector<nlohmann::json> run_overlap(BenchContext& ctx) {
-  const BenchOptions& o = ctx.opt;
-  std::vector<int> depths = o.nk_loc;
-  if (depths.empty()) depths = {1, 2, 4, 8, 16};
+// The schemes compared with the pure-MPI baseline: those that overlap by
+// holding threads back from the interior for communication (they overlap
+// and need at least two threads: one communicates, the others compute), in
+// registry order; a scheme that takes --reserved runs with m = 1 .. n-1.
+bool compared(const SchemeInfo& s) { return s.overlap && s.min_threads >= 2; }
+
+struct Run {
+  std::string scheme;
+  int reserved;  // 0: the scheme's own
+};
+std::vector<Run> compared_runs(int threads) {
+  std::vector<Run> runs;
+  for (const auto& e : scheme_registry()) {
+    if (!compared(e.info)) continue;
+    if (!e.info.takes_reserved) runs.push_back({e.info.name, 0});
+    for (int m = 1; e.info.takes_reserved && m < threads; ++m) runs.push_back({e.info.name, m});
+  }
+  return runs;
+}
+
+std::string compared_names(const std::string& sep) {
+  std::string s;
+  for (const auto& e : scheme_registry())
+    if (compared(e.info)) s += (s.empty() ? "" : sep) + e.info.name;
+  return s;
+}
+
+int compared_thread_level() {
+  int level = cli::pure_mpi_scheme().info.thread_level;
+  for (const auto& e : scheme_registry())
+    if (compared(e.info)) level = std::max(level, e.info.thread_level);
+  return level;
+}
+
+// The run at one local depth: spmv, periodic, split along k only.
+SolveConfig overlap_config(const BenchContext& ctx, int nk) {
+  const int plane = static_cast<int>(ctx.opt.args.get("--plane"));
+  SolveConfig c;
+  c.kernel = KernelKind::Spmv;
+  c.grid = {plane, plane, nk * ctx.size};
+  c.periodic = true;
+  c.iters = static_cast<int>(ctx.opt.args.get("--iters"));
+  c.threads = ctx.threads;
+  c.repeat = ctx.opt.repeat;
+  c.ranks_per_node = ctx.ranks_per_node;
+  c.rank_order = ctx.rank_order;
+  c.proc_grid = {1, 1, ctx.size};
+  c.scheme = cli::pure_mpi_scheme().info.name;
+  return c;
+}
+
+BenchResult run_overlap(BenchContext& ctx) {
+  const int plane = static_cast<int>(ctx.opt.args.get("--plane"));
+  const int iters = static_cast<int>(ctx.opt.args.get("--iters"));
   const int n = ctx.threads;
-  std::vector<std::pair<std::string, int>> runs = {{"funneled", 1}};
-  for (int m = 1; m < n; ++m) runs.push_back({"multiple", m});
-  runs.push_back({"adaptive", 0});
   std::vector<nlohmann::json> records;
   std::ostream* out = ctx.out;
   if (out)
-    *out << "# spmv, periodic, grid " << o.plane << "x" << o.plane << "x(nk_loc*" << ctx.size
-         << "), proc grid 1x1x" << ctx.size << ", " << o.iters
-         << " iterations; epsilon = T_masteronly / T_scheme (median)\n"
+    *out << "# spmv, periodic, grid " << plane << "x" << plane << "x(nk_loc*" << ctx.size
+         << "), proc grid 1x1x" << ctx.size << ", " << iters
+         << " iterations; epsilon = T_" << cli::pure_mpi_scheme().info.name << " / T_scheme (median)\n"
          << std::right << std::setw(8) << "# nk_loc" << std::setw(12) << "scheme" << std::setw(4)
          << "m" << std::setw(14) << "time s" << std::setw(10) << "epsilon" << std::setw(9)
          << "f_comm" << std::setw(9) << "f_non" << std::setw(9) << "f_ovl" << "\n";
-  for (int nk : depths) {
-    SolveConfig c;
-    c.kernel = KernelKind::Spmv;
-    c.grid = {o.plane, o.plane, nk * ctx.size};
-    c.periodic = true;
-    c.iters = o.iters;
-    c.threads = n;
-    c.repeat = o.repeat;
-    c.ranks_per_node = ctx.ranks_per_node;
-    c.rank_order = ctx.rank_order;
-    c.proc_grid = {1, 1, ctx.size};
-    c.scheme = "masteronly";
+  for (int nk : ctx.opt.args.int_list("--nk-loc")) {
+    const SolveConfig c = overlap_config(ctx, nk);
     const SolveResult mo = solve(ctx.comm, c);
     const double T = mo.time_s.median;
-    const double per = T / (static_cast<double>(o.iters) * o.plane * o.plane);
+    const double per = T / (static_cast<double>(iters) * plane * plane);
     nlohmann::json model = {{"f_comm", mo.f_comm},
                             {"f_comp_non", mo.f_comp_non},
                             {"f_comp_overlap", mo.f_comp_overlap},
@@ -59,10 +98,10 @@ std::vector<nlohmann::json> run_overlap(BenchContext& ctx) {
     auto record = [&](const SolveResult& r, const Stats& eps) {
       nlohmann::json j = {{"kind", "point"},
                           {"nk_loc", nk},
-                          {"plane", o.plane},
+                          {"plane", plane},
                           {"grid", r.config.grid},
                           {"proc_grid", r.grid.dims},
-                          {"iters", o.iters},
+                          {"iters", iters},
                           {"scheme", r.config.scheme},
                           {"reserved", r.reserved_used},
                           {"threads", n},
@@ -82,15 +121,34 @@ std::vector<nlohmann::json> run_overlap(BenchContext& ctx) {
              << std::defaultfloat;
     };
     record(mo, Stats{1, 1, 1});
-    for (const auto& [scheme, m] : runs) {
+    for (const auto& run : compared_runs(n)) {
       SolveConfig s = c;
-      s.scheme = scheme;
-      s.reserved = scheme == "multiple" ? m : 0;
+      s.scheme = run.scheme;
+      s.reserved = run.reserved;
       const SolveResult r = solve(ctx.comm, s);
       record(r, Stats{T / r.time_s.max, T / r.time_s.median, T / r.time_s.min});
     }
   }
-  return records;
+  return {records};
+}
+
+std::vector<std::string> check_overlap(const BenchArgs& args, const RunShape& shape) {
+  std::vector<std::string> e;
+  if (shape.threads < 2)
+    e.push_back("benchmark 'overlap' needs --threads >= 2 (" + compared_names(", ") + ")");
+  const int plane = static_cast<int>(args.get("--plane"));
+  for (int nk : args.int_list("--nk-loc")) {
+    SolveConfig c;
+    c.kernel = KernelKind::Spmv;
+    c.grid = {plane, plane, nk * shape.ranks};
+    c.periodic = true;
+    c.threads = std::max(shape.threads, 2);
+    c.proc_grid = {1, 1, shape.ranks};
+    c.ranks_per_node = shape.ranks_per_node;
+    for (auto& m : validate_config(c, shape.ranks, shape.real_nodes, shape.node_memory_bytes))
+      e.push_back("overlap at --nk-loc " + std::to_string(nk) + ": " + m);
+  }
+  return e;
 }
 
 }  // namespace
@@ -98,14 +156,15 @@ std::vector<nlohmann::json> run_overlap(BenchContext& ctx) {
 Benchmark overlap_benchmark() {
   Benchmark b;
   b.name = "overlap";
-  b.description = "overlap gain epsilon of funneled/multiple/adaptive over masteronly (spmv, 1x1xP)";
-  b.help =
-      "  --plane N             NX = NY (default 24)\n"
-      "  --nk-loc LIST         local depths, comma-separated (default 1,2,4,8,16)\n"
-      "  --iters T             spmv iterations per run (default 10)\n"
-      "  --threads N           threads per rank, n >= 2 (multiple runs m = 1..n-1)\n";
+  b.description = "overlap gain epsilon of " + compared_names("/") + " over " +
+                  cli::pure_mpi_scheme().info.name + " (spmv, 1x1xP)";
+  b.options = {int_option("--plane", "N", "NX = NY", "24", 1, 1 << 20),
+               int_list_option("--nk-loc", "local depths, comma-separated", "1,2,4,8,16", 1, 1 << 20),
+               int_option("--iters", "T", "spmv iterations per run", "10", 1, 1LL << 30)};
+  b.notes = "  --threads N           threads per rank, n >= 2 (multiple runs m = 1..n-1)\n";
   b.min_ranks = 1;
-  b.thread_level = MPI_THREAD_MULTIPLE;
+  b.thread_level = compared_thread_level();
+  b.check = check_overlap;
   b.run = run_overlap;
   return b;
 }

@@ -16,7 +16,7 @@
 namespace hympi::bench {
 namespace {
 
-std::vector<nlohmann::json> run_ratio(BenchContext& ctx) {
+BenchResult run_ratio(BenchContext& ctx) {
   const NodeMap& nodes = ctx.nodes;
   const int N = nodes.node_count;
   std::vector<std::vector<int>> members(N);
@@ -27,8 +27,7 @@ std::vector<nlohmann::json> run_ratio(BenchContext& ctx) {
   const int me = static_cast<int>(std::find(mine.begin(), mine.end(), ctx.rank) - mine.begin());
   const bool in_pattern = me < c;  // uneven nodes: the extra ranks stay idle
   const int next_node = (nodes.node_id + 1) % N, prev_node = (nodes.node_id + N - 1) % N;
-  std::vector<long long> sizes = ctx.opt.sizes;
-  if (sizes.empty()) sizes = {1000, 10000, 100000, 1000000};
+  const std::vector<long long>& sizes = ctx.opt.args.list("--sizes");
   const long long smax = *std::max_element(sizes.begin(), sizes.end());
   std::vector<char> sbuf(2 * c * smax, 1), rbuf(2 * c * smax, 0);
   Traffic sent;
@@ -86,7 +85,7 @@ std::vector<nlohmann::json> run_ratio(BenchContext& ctx) {
            << std::setprecision(3) << std::setw(12) << ratio << "\n"
            << std::defaultfloat;
   }
-  return records;
+  return {records};
 }
 
 }  // namespace
@@ -95,7 +94,7 @@ Benchmark ratio_benchmark() {
   Benchmark b;
   b.name = "ratio";
   b.description = "T_hybrid / T_pure: masteronly aggregate vs pure MPI, orthogonal pattern";
-  b.help = "  --sizes LIST          pure-MPI message sizes (default 1kB,10kB,100kB,1MB)\n";
+  b.options = {bytes_list_option("--sizes", "pure-MPI message sizes, comma-separated", "1kB,10kB,100kB,1MB")};
   b.min_ranks = 2;
   b.min_nodes = 2;
   b.run = run_ratio;

@@ -1,8 +1,17 @@
-// The benchmarks of `hympi bench`: one line each. A new benchmark is a new
-// file plus one line here.
+// The benchmarks of `hympi bench`. A new benchmark is a new file (its
+// options, checks and run, returning a Benchmark), its declaration and one
+// line in the list here, and the file in CMakeLists.txt's hympi_cli sources.
 #include "bench.hpp"
 
 namespace hympi::bench {
+
+// One per benchmark file.
+Benchmark beff_benchmark();
+Benchmark cyclic3d_benchmark();
+Benchmark internode_benchmark();
+Benchmark ratio_benchmark();
+Benchmark overlap_benchmark();
+Benchmark pack_benchmark();
 
 const std::vector<Benchmark>& benchmark_registry() {
   static const std::vector<Benchmark> registry = {
