@@ -2,6 +2,7 @@
 #pragma once
 
 #include "hympi/box.hpp"
+#include "hympi/decomposition.hpp"
 #include "hympi/error.hpp"
 #include "hympi/exchange.hpp"
 #include "hympi/field.hpp"
