@@ -6,6 +6,7 @@
 #include "hympi/error.hpp"
 #include "hympi/exchange.hpp"
 #include "hympi/field.hpp"
+#include "hympi/kernel.hpp"
 #include "hympi/kernels.hpp"
 #include "hympi/scheme.hpp"
 #include "hympi/solver.hpp"
