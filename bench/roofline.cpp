@@ -5,14 +5,17 @@
 // measurement once; the ratios come from the medians over rounds, because
 // the machine is shared and noisy.
 //
-// ratio = (LUP/s x bytes per point) / copy bandwidth. With 16 B per point
-// (stream u in, u_new out) jacobi's ratio is its share of the copy rate.
+// ratio = (LUP/s x bytes per point) / copy bandwidth, with the bytes per
+// point each kernel declares in its KernelInfo. Jacobi streams u in and u_new
+// out, as copy does, so its ratio is its share of the copy rate.
 //
 //   hympi_roofline [--grid N] [--iters T] [--rounds R] [--threads N]
 #include <mpi.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +25,21 @@
 #include "hympi/hympi.hpp"
 
 namespace {
+
+// STREAM copy moves one double in and one out per element.
+constexpr double kCopyBytesPerElement = 2 * sizeof(double);
+
+// A whole-string positive int, or false (no atoi: "12x", "" and overflow
+// are errors, not 12, 0 or garbage).
+bool parse_positive(const char* text, int& out) {
+  if (*text == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 1 || v > INT_MAX) return false;
+  out = static_cast<int>(v);
+  return true;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -44,10 +62,10 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int n = 256, iters = 10, rounds = 5, threads = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
-    const int v = std::atoi(argv[i + 1]);
-    if (v < 1) {
+    int v = 0;
+    if (i + 1 >= argc || !parse_positive(argv[i + 1], v)) {
       std::fprintf(stderr, "hympi_roofline: %s needs a positive integer\n", a.c_str());
       MPI_Finalize();
       return 2;
@@ -72,11 +90,12 @@ int main(int argc, char** argv) {
     hympi::MatrixFormat format;
     double bytes_per_point;
   };
-  const hympi::KernelInfo* spmv = hympi::find_kernel("spmv");
+  const hympi::KernelInfo& jacobi = hympi::kernel_info(hympi::KernelKind::Jacobi);
+  const hympi::KernelInfo& spmv = hympi::kernel_info(hympi::KernelKind::Spmv);
   const Case cases[] = {
-      {"jacobi", hympi::KernelKind::Jacobi, hympi::MatrixFormat::Stencil, 16.0},
-      {"spmv-stencil", hympi::KernelKind::Spmv, hympi::MatrixFormat::Stencil, spmv->bytes_per_point},
-      {"spmv-crs", hympi::KernelKind::Spmv, hympi::MatrixFormat::Crs, spmv->bytes_per_point_crs},
+      {"jacobi", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point},
+      {"spmv-stencil", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point},
+      {"spmv-crs", spmv.kind, hympi::MatrixFormat::Crs, spmv.bytes_per_point_crs},
   };
   std::vector<double> copy_bw;
   std::vector<std::vector<double>> lups(3);
@@ -85,7 +104,7 @@ int main(int argc, char** argv) {
     const double t0 = omp_get_wtime();
     for (int rep = 0; rep < iters; ++rep) copy_loop(a.data(), b.data(), elems);
     const double t = omp_get_wtime() - t0;
-    copy_bw.push_back(16.0 * elems * iters / t);
+    copy_bw.push_back(kCopyBytesPerElement * elems * iters / t);
     for (int c = 0; c < 3; ++c) {
       hympi::SolveConfig cfg;
       cfg.kernel = cases[c].kernel;
@@ -101,7 +120,8 @@ int main(int argc, char** argv) {
   std::printf("# hympi roofline: %d^3 grid, %d iterations, %d rounds (medians), %d thread(s), 1 rank\n",
               n, iters, rounds, threads);
   std::printf("# %-14s %12s %10s %14s %8s\n", "kernel", "MLUP/s", "B/point", "GB/s (bytes)", "ratio");
-  std::printf("  %-14s %12s %10s %14.2f %8s\n", "stream-copy", "-", "16", bw / 1e9, "1.000");
+  std::printf("  %-14s %12s %10.0f %14.2f %8s\n", "stream-copy", "-", kCopyBytesPerElement, bw / 1e9,
+              "1.000");
   for (int c = 0; c < 3; ++c) {
     const double l = median(lups[c]);
     const double eff = l * cases[c].bytes_per_point;

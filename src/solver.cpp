@@ -10,7 +10,9 @@
 #include <utility>
 
 #include "hympi/error.hpp"
+#include "hympi/kernel.hpp"
 #include "hympi/scheme.hpp"
+#include "kernels/kernel_util.hpp"
 
 namespace hympi {
 
@@ -46,35 +48,6 @@ class OwnedComm {
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
-double allreduce_sum(double v, MPI_Comm comm) {
-  double out = 0;
-  HYMPI_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, comm));
-  return out;
-}
-
-void fill_initial(Field& f, const LocalDomain& d) {
-  const Box b = d.box();
-#pragma omp parallel for schedule(static)
-  for (int k = b.lo[2]; k < b.hi[2]; ++k)
-    for (int j = b.lo[1]; j < b.hi[1]; ++j)
-      for (int i = b.lo[0]; i < b.hi[0]; ++i)
-        f.at(i, j, k) = initial_value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
-}
-
-void fill_value(Field& f, double v) {
-  const Box b = f.interior();
-#pragma omp parallel for schedule(static)
-  for (int k = b.lo[2]; k < b.hi[2]; ++k)
-    for (int j = b.lo[1]; j < b.hi[1]; ++j)
-      for (int i = b.lo[0]; i < b.hi[0]; ++i) f.at(i, j, k) = v;
-}
-
-// Sum over threads of a per-thread partial, padded so threads do not share
-// cache lines while accumulating.
-struct alignas(64) Partial {
-  double value = 0;
-};
-
 GridChoice grid_for(const SolveConfig& c, const NodeMap& nodes, int ranks) {
   const std::array<bool, 3> periodic{c.periodic, c.periodic, c.periodic};
   if (nodes.homogeneous())
@@ -85,30 +58,6 @@ GridChoice grid_for(const SolveConfig& c, const NodeMap& nodes, int ranks) {
   g.node_aware = false;
   return g;
 }
-
-// One repetition's run: the kernel's iterations under the scheme.
-struct RunState {
-  MPI_Comm comm;
-  const SolveConfig& cfg;
-  const LocalDomain& domain;
-  ExchangePlan& plan;
-  Scheme& scheme;
-  const SweepRegions& regions;
-  const CrsMatrix* crs;
-  int threads;
-};
-
-// Times the iteration loop only: allocation and initialisation are set-up.
-// start() is collective (a barrier, so that all ranks begin together).
-struct LoopClock {
-  MPI_Comm comm;
-  double t0 = 0, elapsed = 0;
-  void start() {
-    HYMPI_CHECK_MPI(MPI_Barrier(comm));
-    t0 = now();
-  }
-  void stop() { elapsed = now() - t0; }
-};
 
 // One thread's event log, on a cache line of its own: threads append to
 // their logs at the same time, and the vectors' end pointers would otherwise
@@ -169,106 +118,167 @@ std::vector<RankTrace> gather_trace(const std::vector<TraceLog>& logs, double t0
   return out;
 }
 
-// Runs the iterations, returns the final field; iterations/residual for cg.
-Field run_kernel(RunState& s, Timers& timers, int& iterations, double& residual, LoopClock& clock) {
-  const LocalDomain& d = s.domain;
-  const std::array<int, 3> n = d.size;
-  const Box local = d.box();
-  auto apply = [&](const Field& x, Field& y, const Box& b, double scale) {
-    return s.crs ? crs_apply_box(*s.crs, x, y, b, scale) : stencil_apply_box(x, y, b, scale);
-  };
-  switch (s.cfg.kernel) {
-    case KernelKind::Jacobi:
-    case KernelKind::Spmv: {
-      Field a(n), b(n);
-      fill_initial(a, d);
-      Field* cur = &a;
-      Field* nxt = &b;
-      const bool jacobi = s.cfg.kernel == KernelKind::Jacobi;
-      clock.start();
-      for (int it = 0; it < s.cfg.iters; ++it) {
-        BoxFn fn = [&, cur, nxt](const Box& box, int) {
-          if (jacobi)
-            jacobi_box(*cur, *nxt, box);
-          else
-            apply(*cur, *nxt, box, kSpmvScale);
-        };
-        s.scheme.sweep(s.plan, *cur, s.regions, fn, timers);
-        std::swap(cur, nxt);
-      }
-      clock.stop();
-      iterations = s.cfg.iters;
-      return std::move(*cur);
-    }
-    case KernelKind::Rbgs: {
-      Field u(n);
-      fill_initial(u, d);
-      clock.start();
-      for (int it = 0; it < s.cfg.iters; ++it)
-        for (int colour = 0; colour < 2; ++colour)
-          s.scheme.sweep(s.plan, u, s.regions,
-                         [&](const Box& box, int) { rbgs_box(u, box, colour, d.offset); }, timers);
-      clock.stop();
-      iterations = s.cfg.iters;
-      return u;
-    }
-    case KernelKind::Cg: {
-      // Unpreconditioned CG. The only halo exchange is for p before q = A p;
-      // p.q is summed inside the sweep, per thread, then over ranks. Vector
-      // updates cannot overlap the exchange: they are booked as boundary
-      // (non-overlappable) computation; the reductions as the master's Comm.
-      Field x(n), r(n), p(n), q(n);
-      fill_value(r, kRhs);
-      fill_value(p, kRhs);
-      const int nt = s.threads;
-      std::vector<Partial> part(nt);
-      auto parallel_sum = [&](auto&& body) {
-        for (auto& v : part) v.value = 0;
-#pragma omp parallel num_threads(nt)
-        {
-          const int t = omp_get_thread_num();
-          PhaseTimer pt(timers[t], Phase::ComputeBoundary);
-          part[t].value = body(split_box_part(local, nt, t));
-        }
-        double sum = 0;
-        for (auto& v : part) sum += v.value;
-        return sum;
-      };
-      auto reduce = [&](double v) {
-        PhaseTimer c(timers[0], Phase::Comm);
-        return allreduce_sum(v, s.comm);
-      };
-      clock.start();
-      double rr = reduce(parallel_sum([&](const Box& b) { return dot_box(r, r, b); }));
-      const double rr0 = rr;
-      double rel = rr0 > 0 ? 1.0 : 0.0;
-      int it = 0;
-      while (it < s.cfg.max_iters && rel >= s.cfg.tol) {
-        for (auto& v : part) v.value = 0;
-        s.scheme.sweep(s.plan, p, s.regions,
-                       [&](const Box& box, int t) { part[t].value += apply(p, q, box, 1.0); },
-                       timers);
-        double pq_local = 0;
-        for (auto& v : part) pq_local += v.value;
-        const double alpha = rr / reduce(pq_local);
-        const double rr_new =
-            reduce(parallel_sum([&](const Box& b) { return axpy_pair_box(x, r, p, q, alpha, b); }));
-        ++it;
-        rel = std::sqrt(rr_new / rr0);
-        const double beta = rr_new / rr;
-        parallel_sum([&](const Box& b) {
-          xpay_box(p, r, beta, b);
-          return 0.0;
-        });
-        rr = rr_new;
-      }
-      clock.stop();
-      iterations = it;
-      residual = rel;
-      return x;
-    }
+// solve() sets the OpenMP settings its parallel regions rely on (no dynamic
+// adjustment, cfg.threads threads for regions without a num_threads clause)
+// for its own duration only, and gives the caller's back on every path.
+class ScopedOmpSettings {
+ public:
+  explicit ScopedOmpSettings(int threads)
+      : dynamic_(omp_get_dynamic()), max_threads_(omp_get_max_threads()) {
+    omp_set_dynamic(0);
+    omp_set_num_threads(threads);
   }
-  throw std::logic_error("unknown kernel");
+  ~ScopedOmpSettings() {
+    omp_set_dynamic(dynamic_);
+    omp_set_num_threads(max_threads_);
+  }
+  ScopedOmpSettings(const ScopedOmpSettings&) = delete;
+  ScopedOmpSettings& operator=(const ScopedOmpSettings&) = delete;
+
+ private:
+  int dynamic_;
+  int max_threads_;
+};
+
+// The matrix, when the config asks for CRS and the kernel has a CRS form.
+std::unique_ptr<CrsMatrix> stored_matrix(const KernelInfo& info, const SolveConfig& cfg,
+                                         const LocalDomain& domain) {
+  if (cfg.format != MatrixFormat::Crs || !info.supports(MatrixFormat::Crs)) return nullptr;
+  std::array<bool, 6> sides{};
+  for (int dir = 0; dir < 6; ++dir) sides[dir] = domain.has_neighbour(dir);
+  return std::make_unique<CrsMatrix>(build_crs(Field(domain.size), sides));
+}
+
+// Every repetition's timings and logs, and the last one's result.
+struct Repetitions {
+  std::vector<double> times;        // [rep]: loop time, max over ranks
+  std::vector<double> local_times;  // [rep]: this rank's loop time
+  std::vector<double> loop_starts;  // [rep]: LoopClock::t0
+  std::vector<Timers> timers;       // [rep]
+  std::vector<std::vector<TraceLog>> logs;  // [rep][thread], with cfg.trace only
+  KernelOutcome last;
+};
+
+// Per-thread trace logs of repetition rep, attached to its timers. Later
+// repetitions log as many steps as the first: reserving that keeps
+// reallocation out of their timed loops.
+std::vector<TraceLog> attach_trace(Timers& timers, const Repetitions& done, int threads) {
+  std::vector<TraceLog> logs(threads);
+  for (int t = 0; t < threads; ++t) {
+    if (!done.logs.empty()) logs[t].events.reserve(done.logs[0][t].events.size());
+    timers[t].trace = &logs[t].events;
+  }
+  return logs;
+}
+
+// Collective: cfg.repeat runs of the kernel.
+Repetitions run_repetitions(const Kernel& kernel, const KernelRun& run) {
+  const SolveConfig& cfg = run.cfg;
+  Repetitions reps;
+  for (int rep = 0; rep < cfg.repeat; ++rep) {
+    Timers timers(cfg.threads);
+    std::vector<TraceLog> logs;
+    if (cfg.trace) logs = attach_trace(timers, reps, cfg.threads);
+    LoopClock clock{run.comm};
+    KernelOutcome out = kernel.run(run, timers, clock);
+    const double elapsed = clock.elapsed;
+    double max_elapsed = 0;
+    HYMPI_CHECK_MPI(MPI_Allreduce(&elapsed, &max_elapsed, 1, MPI_DOUBLE, MPI_MAX, run.comm));
+    reps.times.push_back(max_elapsed);
+    reps.local_times.push_back(elapsed);
+    reps.loop_starts.push_back(clock.t0);
+    reps.timers.push_back(std::move(timers));
+    if (cfg.trace) reps.logs.push_back(std::move(logs));
+    reps.last = std::move(out);
+  }
+  return reps;
+}
+
+// The repetition whose time is nearest the median. times[] are maxima over
+// ranks: every rank picks the same one.
+std::size_t median_repetition(const std::vector<double>& times, double median) {
+  std::size_t med = 0;
+  for (std::size_t i = 1; i < times.size(); ++i)
+    if (std::fabs(times[i] - median) < std::fabs(times[med] - median)) med = i;
+  return med;
+}
+
+// Collective: per thread and phase (then idle), max over ranks.
+void fill_breakdown(SolveResult& res, const Timers& tm, double local_time, int nt, MPI_Comm comm) {
+  const int width = kPhaseCount + 1;
+  std::vector<double> mine(static_cast<std::size_t>(nt) * width);
+  for (int t = 0; t < nt; ++t) {
+    for (int p = 0; p < kPhaseCount; ++p) mine[t * width + p] = tm[t].seconds[p];
+    mine[t * width + kPhaseCount] = std::max(0.0, local_time - tm[t].busy());
+  }
+  std::vector<double> worst(mine.size());
+  HYMPI_CHECK_MPI(MPI_Allreduce(mine.data(), worst.data(), static_cast<int>(mine.size()),
+                                MPI_DOUBLE, MPI_MAX, comm));
+  res.breakdown.resize(nt);
+  for (int t = 0; t < nt; ++t)
+    for (int p = 0; p <= kPhaseCount; ++p) res.breakdown[t][p] = worst[t * width + p];
+}
+
+// Fractions of the wall time T on the critical path (the model's inputs for
+// masteronly runs): communication = the busiest communicating thread's
+// pack + MPI + unpack; overlappable = the slowest thread's interior work;
+// the rest cannot overlap (boundary, vector updates, region overheads).
+void fill_fractions(SolveResult& res, double T) {
+  if (!(T > 0)) return;
+  double comm_max = 0, interior_max = 0;
+  for (const auto& b : res.breakdown) {
+    comm_max = std::max(comm_max, b[static_cast<int>(Phase::Pack)] +
+                                      b[static_cast<int>(Phase::Unpack)] +
+                                      b[static_cast<int>(Phase::Comm)]);
+    interior_max = std::max(interior_max, b[static_cast<int>(Phase::ComputeInterior)]);
+  }
+  res.f_comm = std::min(1.0, comm_max / T);
+  res.f_comp_overlap = std::min(1.0 - res.f_comm, interior_max / T);
+  res.f_comp_non = std::max(0.0, 1.0 - res.f_comm - res.f_comp_overlap);
+}
+
+// Collective: checksum and L2 norm of the global result.
+void fill_checksums(SolveResult& res, const Field& f, const LocalDomain& domain, MPI_Comm comm) {
+  double sum = 0, sq = 0;
+  const Box b = domain.box();
+  for (int k = b.lo[2]; k < b.hi[2]; ++k)
+    for (int j = b.lo[1]; j < b.hi[1]; ++j)
+      for (int i = b.lo[0]; i < b.hi[0]; ++i) {
+        const double v = f.at(i, j, k);
+        sum += v;
+        sq += v * v;
+      }
+  res.checksum = detail::allreduce_sum(sum, comm);
+  res.l2 = std::sqrt(detail::allreduce_sum(sq, comm));
+}
+
+// Collective: bytes and messages per exchange, summed over ranks.
+void fill_exchange_counts(SolveResult& res, const ExchangePlan& plan, MPI_Comm comm) {
+  long long mine[4] = {plan.bytes_intra(), plan.bytes_inter(), plan.messages_intra(),
+                       plan.messages_inter()};
+  long long all[4] = {0, 0, 0, 0};
+  HYMPI_CHECK_MPI(MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_SUM, comm));
+  res.bytes_intra = all[0];
+  res.bytes_inter = all[1];
+  res.messages_intra = all[2];
+  res.messages_inter = all[3];
+}
+
+// Collective: everything the result reports, from the repetitions.
+void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
+  const SolveConfig& cfg = run.cfg;
+  res.time_s = make_stats(reps.times);
+  res.iterations = reps.last.iterations;
+  res.residual = reps.last.residual;
+  const std::size_t med = median_repetition(reps.times, res.time_s.median);
+  if (cfg.trace)
+    res.trace = gather_trace(reps.logs[med], reps.loop_starts[med], reps.local_times[med], run.comm);
+  fill_breakdown(res, reps.timers[med], reps.local_times[med], cfg.threads, run.comm);
+  fill_fractions(res, reps.times[med]);
+  fill_checksums(res, reps.last.field, run.domain, run.comm);
+  const double points = 1.0 * cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
+  res.mlups = res.time_s.median > 0 ? points * res.iterations / res.time_s.median / 1e6 : 0;
+  fill_exchange_counts(res, run.plan, run.comm);
 }
 
 }  // namespace
@@ -276,14 +286,13 @@ Field run_kernel(RunState& s, Timers& timers, int& iterations, double& residual,
 SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local) {
   OwnedComm owned(parent);
   MPI_Comm comm = owned.get();
-  int size = 0, rank = 0;
+  int size = 0;
   HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
-  HYMPI_CHECK_MPI(MPI_Comm_rank(comm, &rank));
 
   const SchemeEntry* entry = find_scheme(cfg.scheme);
   if (!entry) throw UsageError("unknown scheme '" + cfg.scheme + "'");
-  omp_set_dynamic(0);
-  omp_set_num_threads(cfg.threads);
+  const Kernel& kernel = kernel_for(cfg.kernel);
+  ScopedOmpSettings omp_settings(cfg.threads);
 
   SolveResult res;
   res.config = cfg;
@@ -293,8 +302,7 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
   const std::array<bool, 3> periodic{cfg.periodic, cfg.periodic, cfg.periodic};
   const LocalDomain domain = decompose(cfg.grid, periodic, grid);
 
-  SchemeParams params{cfg.threads, cfg.reserved};
-  std::unique_ptr<Scheme> scheme = entry->make(params);
+  std::unique_ptr<Scheme> scheme = entry->make(SchemeParams{cfg.threads, cfg.reserved});
   res.reserved_used = scheme->reserved_threads();
   ExchangePlan plan(comm, domain, res.nodes, scheme->face_pieces());
 
@@ -302,157 +310,124 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
   regions.local = domain.box();
   regions.interior = interior_box(domain);
   regions.boundary = subtract(regions.local, regions.interior);
+  const std::unique_ptr<CrsMatrix> crs = stored_matrix(kernel.info(), cfg, domain);
 
-  std::unique_ptr<CrsMatrix> crs;
-  if (cfg.format == MatrixFormat::Crs &&
-      (cfg.kernel == KernelKind::Spmv || cfg.kernel == KernelKind::Cg)) {
-    std::array<bool, 6> sides{};
-    for (int dir = 0; dir < 6; ++dir) sides[dir] = domain.has_neighbour(dir);
-    crs = std::make_unique<CrsMatrix>(build_crs(Field(domain.size), sides));
-  }
-
-  RunState state{comm, cfg, domain, plan, *scheme, regions, crs.get(), cfg.threads};
-  std::vector<double> times;
-  std::vector<double> local_times;
-  std::vector<Timers> all_timers;
-  std::vector<std::vector<TraceLog>> all_logs;  // [rep][thread], with cfg.trace only
-  std::vector<double> loop_starts;              // [rep]: LoopClock::t0
-  Field final_field;
-  for (int rep = 0; rep < cfg.repeat; ++rep) {
-    Timers timers(cfg.threads);
-    std::vector<TraceLog> logs;
-    if (cfg.trace) {
-      logs.resize(cfg.threads);
-      for (int t = 0; t < cfg.threads; ++t) {
-        // Later repetitions log as many steps as the first: reserving that
-        // keeps reallocation out of their timed loops.
-        if (rep > 0) logs[t].events.reserve(all_logs[0][t].events.size());
-        timers[t].trace = &logs[t].events;
-      }
-    }
-    LoopClock clock{comm};
-    Field f = run_kernel(state, timers, res.iterations, res.residual, clock);
-    const double elapsed = clock.elapsed;
-    double max_elapsed = 0;
-    HYMPI_CHECK_MPI(MPI_Allreduce(&elapsed, &max_elapsed, 1, MPI_DOUBLE, MPI_MAX, comm));
-    times.push_back(max_elapsed);
-    local_times.push_back(elapsed);
-    loop_starts.push_back(clock.t0);
-    all_timers.push_back(std::move(timers));
-    if (cfg.trace) all_logs.push_back(std::move(logs));
-    final_field = std::move(f);
-  }
-  res.time_s = make_stats(times);
-
-  // The repetition whose time is nearest the median gives the breakdown (and
-  // the trace). times[] are maxima over ranks: every rank picks the same one.
-  std::size_t med = 0;
-  for (std::size_t i = 1; i < times.size(); ++i)
-    if (std::fabs(times[i] - res.time_s.median) < std::fabs(times[med] - res.time_s.median)) med = i;
-  if (cfg.trace) res.trace = gather_trace(all_logs[med], loop_starts[med], local_times[med], comm);
-  const Timers& tm = all_timers[med];
-  const int nt = cfg.threads;
-  std::vector<double> mine(static_cast<std::size_t>(nt) * (kPhaseCount + 1));
-  for (int t = 0; t < nt; ++t) {
-    for (int p = 0; p < kPhaseCount; ++p) mine[t * (kPhaseCount + 1) + p] = tm[t].seconds[p];
-    mine[t * (kPhaseCount + 1) + kPhaseCount] = std::max(0.0, local_times[med] - tm[t].busy());
-  }
-  std::vector<double> worst(mine.size());
-  HYMPI_CHECK_MPI(MPI_Allreduce(mine.data(), worst.data(), static_cast<int>(mine.size()),
-                                MPI_DOUBLE, MPI_MAX, comm));
-  res.breakdown.resize(nt);
-  for (int t = 0; t < nt; ++t)
-    for (int p = 0; p <= kPhaseCount; ++p) res.breakdown[t][p] = worst[t * (kPhaseCount + 1) + p];
-
-  // Fractions of the wall time on the critical path (the model's inputs for
-  // masteronly runs): communication = the busiest communicating thread's
-  // pack + MPI + unpack; overlappable = the slowest thread's interior work;
-  // the rest cannot overlap (boundary, vector updates, region overheads).
-  const double T = times[med];
-  if (T > 0) {
-    double comm_max = 0, interior_max = 0;
-    for (int t = 0; t < nt; ++t) {
-      const auto& b = res.breakdown[t];
-      comm_max = std::max(comm_max, b[static_cast<int>(Phase::Pack)] +
-                                        b[static_cast<int>(Phase::Unpack)] +
-                                        b[static_cast<int>(Phase::Comm)]);
-      interior_max = std::max(interior_max, b[static_cast<int>(Phase::ComputeInterior)]);
-    }
-    res.f_comm = std::min(1.0, comm_max / T);
-    res.f_comp_overlap = std::min(1.0 - res.f_comm, interior_max / T);
-    res.f_comp_non = std::max(0.0, 1.0 - res.f_comm - res.f_comp_overlap);
-  }
-
-  double sum = 0, sq = 0;
-  const Box b = domain.box();
-  for (int k = b.lo[2]; k < b.hi[2]; ++k)
-    for (int j = b.lo[1]; j < b.hi[1]; ++j)
-      for (int i = b.lo[0]; i < b.hi[0]; ++i) {
-        const double v = final_field.at(i, j, k);
-        sum += v;
-        sq += v * v;
-      }
-  res.checksum = allreduce_sum(sum, comm);
-  res.l2 = std::sqrt(allreduce_sum(sq, comm));
-  const double points = 1.0 * cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
-  res.mlups = res.time_s.median > 0 ? points * res.iterations / res.time_s.median / 1e6 : 0;
-
-  long long mine_counts[4] = {plan.bytes_intra(), plan.bytes_inter(), plan.messages_intra(),
-                              plan.messages_inter()};
-  long long all_counts[4] = {0, 0, 0, 0};
-  HYMPI_CHECK_MPI(MPI_Allreduce(mine_counts, all_counts, 4, MPI_LONG_LONG, MPI_SUM, comm));
-  res.bytes_intra = all_counts[0];
-  res.bytes_inter = all_counts[1];
-  res.messages_intra = all_counts[2];
-  res.messages_inter = all_counts[3];
-
+  const KernelRun run{comm, cfg, domain, plan, *scheme, regions, crs.get(), cfg.threads};
+  Repetitions reps = run_repetitions(kernel, run);
+  summarise(res, reps, run);
   if (local) {
     local->domain = domain;
-    local->field = std::move(final_field);
+    local->field = std::move(reps.last.field);
   }
   return res;
 }
 
+// ---- validate_config: every problem at once, no MPI. ----
+
+namespace {
+
+void check_counts(const SolveConfig& c, std::vector<std::string>& errors) {
+  if (c.iters < 0) errors.push_back("--iters must be >= 0 (got " + std::to_string(c.iters) + ")");
+  if (c.max_iters < 1) errors.push_back("max_iters must be >= 1");
+  if (!(c.tol > 0) || !(c.tol < 1)) errors.push_back("tol must be in (0, 1)");
+  if (c.repeat < 1) errors.push_back("repeat must be >= 1");
+  if (c.threads < 1 || c.threads > 1024)
+    errors.push_back("--threads must be between 1 and 1024 (got " + std::to_string(c.threads) + ")");
+}
+
+void check_scheme_known(const SolveConfig& c, std::vector<std::string>& errors) {
+  if (find_scheme(c.scheme)) return;
+  std::string names;
+  for (const auto& e : scheme_registry()) names += (names.empty() ? "" : ", ") + e.info.name;
+  errors.push_back("unknown scheme '" + c.scheme + "' (valid: " + names + ")");
+}
+
+// The thread rules the scheme declares in its SchemeInfo.
+void check_scheme_threads(const SolveConfig& c, std::vector<std::string>& errors) {
+  const SchemeEntry* entry = find_scheme(c.scheme);
+  if (!entry || c.threads < 1) return;
+  const SchemeInfo& s = entry->info;
+  if (c.threads < s.min_threads)
+    errors.push_back("scheme '" + s.name + "' needs at least " + std::to_string(s.min_threads) +
+                     " threads (one communicates, the others compute); got threads = " +
+                     std::to_string(c.threads));
+  if (c.reserved != 0 && !s.takes_reserved)
+    errors.push_back("scheme '" + s.name + "' takes no --reserved (only 'multiple' does)");
+  if (s.takes_reserved && c.reserved != 0 && (c.reserved < 1 || c.reserved >= c.threads))
+    errors.push_back("reserved must satisfy 1 <= m < threads (got m = " +
+                     std::to_string(c.reserved) + ", threads = " + std::to_string(c.threads) + ")");
+}
+
+const KernelInfo* registered(KernelKind kind) {
+  for (const auto& k : kernel_registry())
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+// The rules the kernel declares in its KernelInfo.
+void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
+                  std::vector<std::string>& errors) {
+  if (c.periodic && k.periodic == PeriodicRule::Forbidden)
+    errors.push_back(k.name + " needs Dirichlet boundaries: with periodic boundaries " +
+                     k.periodic_why);
+  if (c.periodic && k.periodic == PeriodicRule::EvenSizes && grid_ok &&
+      (c.grid[0] % 2 || c.grid[1] % 2 || c.grid[2] % 2))
+    errors.push_back(k.name + " with periodic boundaries needs even NX, NY, NZ (" +
+                     k.periodic_why + ")");
+  if (!k.supports(c.format)) {
+    std::string names;
+    for (const auto& other : kernel_registry())
+      if (other.supports(c.format)) names += (names.empty() ? "" : ", ") + other.name;
+    errors.push_back("format crs applies only to: " + names);
+  }
+}
+
+// The process grid fits the grid, and the kernel's memory fits the nodes.
+void check_decomposition(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
+                         double node_memory_bytes, const KernelInfo* kernel,
+                         std::vector<std::string>& errors) {
+  int nodes = 1, rpn = ranks;
+  if (c.ranks_per_node > 0) {
+    rpn = c.ranks_per_node;
+    nodes = ranks / rpn;
+  } else if (real_nodes && real_nodes->homogeneous()) {
+    nodes = real_nodes->node_count;
+    rpn = real_nodes->ranks_per_node.front();
+  }
+  const std::array<bool, 3> periodic{c.periodic, c.periodic, c.periodic};
+  const GridChoice g = choose_grid(c.grid, nodes, rpn, periodic, c.proc_grid);
+  const char axis[3] = {'x', 'y', 'z'};
+  for (int d = 0; d < 3; ++d)
+    if (g.dims[d] > c.grid[d])
+      errors.push_back("grid has " + std::to_string(c.grid[d]) + " points along " + axis[d] +
+                       " but the process grid " + std::to_string(g.dims[0]) + "x" +
+                       std::to_string(g.dims[1]) + "x" + std::to_string(g.dims[2]) + " has " +
+                       std::to_string(g.dims[d]) + " processes there (each needs >= 1 point)");
+  if (node_memory_bytes > 0 && kernel) {
+    const double need =
+        kernel->memory_bytes_per_point(c.format) * c.grid[0] * c.grid[1] * c.grid[2] / nodes;
+    if (need > node_memory_bytes)
+      errors.push_back("the grid needs about " + std::to_string(static_cast<long long>(need / 1e6)) +
+                       " MB per node, more than the node's " +
+                       std::to_string(static_cast<long long>(node_memory_bytes / 1e6)) + " MB");
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
                                          double node_memory_bytes) {
   std::vector<std::string> errors;
-  const SchemeEntry* entry = find_scheme(c.scheme);
-  if (!entry) {
-    std::string names;
-    for (const auto& e : scheme_registry()) names += (names.empty() ? "" : ", ") + e.info.name;
-    errors.push_back("unknown scheme '" + c.scheme + "' (valid: " + names + ")");
-  }
-  bool grid_ok = true;
-  for (int d = 0; d < 3; ++d)
-    if (c.grid[d] < 1) grid_ok = false;
+  check_scheme_known(c, errors);
+  const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
   if (!grid_ok) errors.push_back("grid dimensions must be positive integers");
-  if (c.iters < 0) errors.push_back("--iters must be >= 0 (got " + std::to_string(c.iters) + ")");
-  if (c.max_iters < 1) errors.push_back("--max-iters must be >= 1");
-  if (!(c.tol > 0) || !(c.tol < 1)) errors.push_back("--tol must be in (0, 1)");
-  if (c.repeat < 1) errors.push_back("--repeat must be >= 1");
-  if (c.threads < 1 || c.threads > 1024)
-    errors.push_back("--threads must be between 1 and 1024 (got " + std::to_string(c.threads) + ")");
-  if (entry && c.threads >= 1) {
-    const SchemeInfo& s = entry->info;
-    if (c.threads < s.min_threads)
-      errors.push_back("scheme '" + s.name + "' needs at least " + std::to_string(s.min_threads) +
-                       " threads (one communicates, the others compute); got --threads " +
-                       std::to_string(c.threads));
-    if (c.reserved != 0 && !s.takes_reserved)
-      errors.push_back("scheme '" + s.name + "' takes no --reserved (only 'multiple' does)");
-    if (s.takes_reserved && c.reserved != 0 && (c.reserved < 1 || c.reserved >= c.threads))
-      errors.push_back("--reserved must satisfy 1 <= m < threads (got m = " +
-                       std::to_string(c.reserved) + ", threads = " + std::to_string(c.threads) + ")");
-  }
-  if (c.kernel == KernelKind::Cg && c.periodic)
-    errors.push_back("cg needs Dirichlet boundaries: with --periodic the operator is singular "
-                     "and f = 1 is not in its range");
-  if (c.kernel == KernelKind::Rbgs && c.periodic && grid_ok &&
-      (c.grid[0] % 2 || c.grid[1] % 2 || c.grid[2] % 2))
-    errors.push_back("rbgs --periodic needs even NX, NY, NZ (red-black colouring is not "
-                     "consistent across an odd wrap-around)");
-  if (c.format == MatrixFormat::Crs && c.kernel != KernelKind::Spmv && c.kernel != KernelKind::Cg)
-    errors.push_back("--format crs applies to spmv and cg only");
+  check_counts(c, errors);
+  check_scheme_threads(c, errors);
+  const KernelInfo* kernel = registered(c.kernel);
+  if (kernel)
+    check_kernel(c, *kernel, grid_ok, errors);
+  else
+    errors.push_back("unknown kernel " + std::to_string(static_cast<int>(c.kernel)));
 
   bool rpn_ok = true;
   if (c.ranks_per_node < 0 || (c.ranks_per_node > 0 && ranks % c.ranks_per_node != 0)) {
@@ -460,41 +435,14 @@ std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const 
                      " does not divide the " + std::to_string(ranks) + " ranks");
     rpn_ok = false;
   }
-  const bool fixed = c.proc_grid[0] > 0;
-  if (fixed && 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2] != ranks) {
-    errors.push_back("--proc-grid " + std::to_string(c.proc_grid[0]) + "x" +
+  const long long fixed = 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2];
+  if (c.proc_grid[0] > 0 && fixed != ranks)
+    errors.push_back("proc_grid " + std::to_string(c.proc_grid[0]) + "x" +
                      std::to_string(c.proc_grid[1]) + "x" + std::to_string(c.proc_grid[2]) +
-                     " has " + std::to_string(1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2]) +
-                     " processes, but there are " + std::to_string(ranks) + " ranks");
-  } else if (grid_ok && rpn_ok) {
-    int nodes = 1, rpn = ranks;
-    if (c.ranks_per_node > 0) {
-      rpn = c.ranks_per_node;
-      nodes = ranks / rpn;
-    } else if (real_nodes && real_nodes->homogeneous()) {
-      nodes = real_nodes->node_count;
-      rpn = real_nodes->ranks_per_node.front();
-    }
-    const std::array<bool, 3> periodic{c.periodic, c.periodic, c.periodic};
-    const GridChoice g = choose_grid(c.grid, nodes, rpn, periodic, c.proc_grid);
-    const char axis[3] = {'x', 'y', 'z'};
-    for (int d = 0; d < 3; ++d)
-      if (g.dims[d] > c.grid[d])
-        errors.push_back("grid has " + std::to_string(c.grid[d]) + " points along " + axis[d] +
-                         " but the process grid " + std::to_string(g.dims[0]) + "x" +
-                         std::to_string(g.dims[1]) + "x" + std::to_string(g.dims[2]) + " has " +
-                         std::to_string(g.dims[d]) + " processes there (each needs >= 1 point)");
-    if (node_memory_bytes > 0) {
-      // Fields of the kernel, plus the CRS matrix when stored.
-      double per_point = 8.0 * (c.kernel == KernelKind::Cg ? 4 : c.kernel == KernelKind::Rbgs ? 1 : 2);
-      if (c.format == MatrixFormat::Crs) per_point += 7 * 12.0 + 8.0;
-      const double need = per_point * c.grid[0] * c.grid[1] * c.grid[2] / nodes;
-      if (need > node_memory_bytes)
-        errors.push_back("the grid needs about " + std::to_string(static_cast<long long>(need / 1e6)) +
-                         " MB per node, more than the node's " +
-                         std::to_string(static_cast<long long>(node_memory_bytes / 1e6)) + " MB");
-    }
-  }
+                     " has " + std::to_string(fixed) + " processes, but there are " +
+                     std::to_string(ranks) + " ranks");
+  else if (grid_ok && rpn_ok)
+    check_decomposition(c, ranks, real_nodes, node_memory_bytes, kernel, errors);
   return errors;
 }
 

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "hympi/box.hpp"
+#include "hympi/decomposition.hpp"
 #include "hympi/error.hpp"
 #include "hympi/exchange.hpp"
 #include "hympi/field.hpp"
+#include "hympi/kernel.hpp"
 #include "hympi/kernels.hpp"
 #include "hympi/scheme.hpp"
 #include "hympi/solver.hpp"

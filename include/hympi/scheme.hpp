@@ -1,5 +1,6 @@
 // The hybrid schemes of the papers' classification (seed 001 sec. 2), one file
-// each behind this interface, registered by name in src/schemes/registry.cpp.
+// each behind this interface, registered by name in src/schemes/registry.cpp
+// (each file defines `SchemeEntry <file>_entry()`, listed there once).
 #pragma once
 
 #include <functional>
@@ -66,13 +67,5 @@ struct SchemeEntry {
 const std::vector<SchemeEntry>& scheme_registry();
 const SchemeEntry* find_scheme(const std::string& name);
 std::string thread_level_name(int level);
-
-// One entry per scheme file (declared here, listed in registry.cpp).
-SchemeEntry masteronly_entry();
-SchemeEntry masteronly_threaded_entry();
-SchemeEntry funneled_entry();
-SchemeEntry multiple_entry();
-SchemeEntry multiple_own_entry();
-SchemeEntry adaptive_entry();
 
 }  // namespace hympi

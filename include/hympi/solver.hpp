@@ -75,6 +75,9 @@ struct LocalSolution {
 
 // Collective over comm. The config must be valid (see validate_config); the
 // calling program must run with at least the scheme's MPI thread level.
+// OpenMP: solve() turns dynamic adjustment off and sets cfg.threads as the
+// default team size for its own duration, and restores the caller's
+// settings when it returns or throws.
 SolveResult solve(MPI_Comm comm, const SolveConfig& config, LocalSolution* local = nullptr);
 
 // Every problem with a config at once (empty when valid), given the ranks of

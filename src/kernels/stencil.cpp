@@ -160,34 +160,4 @@ double dot_box(const Field& a, const Field& b, const Box& box) {
   return s;
 }
 
-const std::vector<KernelInfo>& kernel_registry() {
-  // Bytes: stencil kernels stream one array in and one out (16 B); rbgs
-  // reads and writes its array in each of two colour sweeps (32 B); CRS adds
-  // 7 values and 7 column indices (7 x 12 B) and the row pointer (8 B).
-  // cg per iteration: apply A (16 B) + x,r update (5 x 8 B) + p update
-  // (3 x 8 B) = 80 B; flops 8 + 6 + 2.
-  static const std::vector<KernelInfo> kernels = {
-      {KernelKind::Jacobi, "jacobi", "Jacobi sweep u_new = (S(u) + f) / 6", 1, 8.0, 16.0, 0.0},
-      {KernelKind::Rbgs, "rbgs", "red-black Gauss-Seidel (seed 002 RB3d), exchange before each colour",
-       2, 8.0, 32.0, 0.0},
-      {KernelKind::Spmv, "spmv", "x <- (A x) / 12 with A = 6 x - S(x), matrix-free or CRS", 1, 8.0,
-       16.0, 16.0 + 84.0 + 8.0},
-      {KernelKind::Cg, "cg", "unpreconditioned conjugate gradient for A u = f (Dirichlet only)", 1,
-       16.0, 80.0, 80.0 + 84.0 + 8.0},
-  };
-  return kernels;
-}
-
-const KernelInfo* find_kernel(const std::string& name) {
-  for (const auto& k : kernel_registry())
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
-const char* kernel_name(KernelKind k) {
-  for (const auto& info : kernel_registry())
-    if (info.kind == k) return info.name.c_str();
-  return "?";
-}
-
 }  // namespace hympi

@@ -1,15 +1,29 @@
-// The scheme registry: a new scheme is a new file plus one line here.
+// The scheme registry: a new scheme is a new file under src/schemes/ that
+// defines `SchemeEntry <name>_entry()`, plus its line in the list below (in
+// the order the CLI and `info` list schemes). CMake checks at configure time
+// that every file defining an entry is listed.
 #include <mpi.h>
 
 #include "hympi/scheme.hpp"
 
+#define HYMPI_SCHEME_LIST(X) \
+  X(masteronly)              \
+  X(masteronly_threaded)     \
+  X(funneled)                \
+  X(multiple)                \
+  X(multiple_own)            \
+  X(adaptive)
+
 namespace hympi {
 
+#define HYMPI_SCHEME_DECLARE(file) SchemeEntry file##_entry();
+HYMPI_SCHEME_LIST(HYMPI_SCHEME_DECLARE)
+#undef HYMPI_SCHEME_DECLARE
+
 const std::vector<SchemeEntry>& scheme_registry() {
-  static const std::vector<SchemeEntry> entries = {
-      masteronly_entry(),   masteronly_threaded_entry(), funneled_entry(),
-      multiple_entry(),     multiple_own_entry(),        adaptive_entry(),
-  };
+#define HYMPI_SCHEME_ENTRY(file) file##_entry(),
+  static const std::vector<SchemeEntry> entries = {HYMPI_SCHEME_LIST(HYMPI_SCHEME_ENTRY)};
+#undef HYMPI_SCHEME_ENTRY
   return entries;
 }
 

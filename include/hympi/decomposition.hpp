@@ -1,0 +1,39 @@
+// The decomposition of the global grid over the process grid: which points
+// each rank owns, and its neighbour across each face.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+
+#include "hympi/box.hpp"
+#include "hympi/topology.hpp"
+
+namespace hympi {
+
+// Directions: 0 = -x, 1 = +x, 2 = -y, 3 = +y, 4 = -z, 5 = +z.
+constexpr int kDirections = 6;
+inline int dir_axis(int dir) { return dir / 2; }
+inline int dir_side(int dir) { return dir % 2; }  // 0 = low side, 1 = high side
+inline int opposite(int dir) { return dir ^ 1; }
+
+// The local part of the global grid owned by this rank.
+struct LocalDomain {
+  std::array<int, 3> global{0, 0, 0};
+  std::array<int, 3> offset{0, 0, 0};  // global index of local point (0,0,0)
+  std::array<int, 3> size{0, 0, 0};
+  std::array<bool, 3> periodic{false, false, false};
+  std::array<int, kDirections> neighbour{};  // rank, or MPI_PROC_NULL
+  Box box() const { return Box{{0, 0, 0}, size}; }
+  bool has_neighbour(int dir) const { return neighbour[dir] != MPI_PROC_NULL; }
+};
+
+// Collective-free: uneven split of the global grid over the process grid.
+LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3>& periodic,
+                      const ProcessGrid& grid);
+
+// The interior: points whose stencil needs no halo value that arrives by
+// message (the box shrunk by one on every side that has a neighbour).
+Box interior_box(const LocalDomain& d);
+
+}  // namespace hympi

@@ -1,0 +1,47 @@
+#include "hympi/decomposition.hpp"
+
+#include <algorithm>
+
+namespace hympi {
+
+LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3>& periodic,
+                      const ProcessGrid& grid) {
+  LocalDomain d;
+  d.global = global;
+  d.periodic = periodic;
+  const auto& dims = grid.choice.dims;
+  for (int a = 0; a < 3; ++a) {
+    Range r = split_range(global[a], dims[a], grid.coords[a]);
+    d.offset[a] = r.offset;
+    d.size[a] = r.size;
+  }
+  for (int dir = 0; dir < kDirections; ++dir) {
+    const int a = dir_axis(dir);
+    std::array<int, 3> c = grid.coords;
+    c[a] += dir_side(dir) == 0 ? -1 : 1;
+    if (c[a] < 0 || c[a] >= dims[a]) {
+      if (!periodic[a]) {
+        d.neighbour[dir] = MPI_PROC_NULL;
+        continue;
+      }
+      c[a] = (c[a] + dims[a]) % dims[a];
+    }
+    d.neighbour[dir] = grid.rank_of(c);
+  }
+  return d;
+}
+
+Box interior_box(const LocalDomain& d) {
+  Box b = d.box();
+  for (int dir = 0; dir < kDirections; ++dir) {
+    if (!d.has_neighbour(dir)) continue;
+    const int a = dir_axis(dir);
+    if (dir_side(dir) == 0)
+      b.lo[a] = std::min(b.lo[a] + 1, b.hi[a]);
+    else
+      b.hi[a] = std::max(b.hi[a] - 1, b.lo[a]);
+  }
+  return b;
+}
+
+}  // namespace hympi
