@@ -76,7 +76,7 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"breakdown_s", breakdown},
       {"fractions",
        {{"f_comm", r.f_comm}, {"f_comp_non", r.f_comp_non}, {"f_comp_overlap", r.f_comp_overlap}}}};
-  if (c.kernel == KernelKind::Cg) {
+  if (kernel_info(c.kernel).converges) {
     rec["iterations"] = r.iterations;
     rec["max_iters"] = c.max_iters;
     rec["residual"] = r.residual;
@@ -102,7 +102,7 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
       << "\n";
   std::ostringstream s;
   s << std::setprecision(std::numeric_limits<double>::max_digits10);
-  if (c.kernel == KernelKind::Cg)
+  if (kernel_info(c.kernel).converges)
     out << "iterations " << r.iterations << "  residual " << r.residual << "  (tol " << c.tol << ")\n";
   else
     out << "iterations " << r.iterations << "\n";

@@ -49,14 +49,8 @@ class OwnedComm {
 };
 
 GridChoice grid_for(const SolveConfig& c, const NodeMap& nodes, int ranks) {
-  const std::array<bool, 3> periodic{c.periodic, c.periodic, c.periodic};
-  if (nodes.homogeneous())
-    return choose_grid(c.grid, nodes.node_count, nodes.ranks_per_node.front(), periodic, c.proc_grid);
-  // Nodes of different sizes: no node-aware block fits; plain rank order.
-  GridChoice g = choose_grid(c.grid, 1, ranks, periodic, c.proc_grid);
-  g.node_block = {1, 1, 1};
-  g.node_aware = false;
-  return g;
+  return choose_grid_for_nodes(c.grid, nodes, ranks, {c.periodic, c.periodic, c.periodic},
+                               c.proc_grid);
 }
 
 // One thread's event log, on a cache line of its own: threads append to

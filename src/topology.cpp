@@ -184,4 +184,15 @@ ProcessGrid make_process_grid(MPI_Comm comm, const NodeMap& nodes, const GridCho
   return g;
 }
 
+GridChoice choose_grid_for_nodes(const std::array<int, 3>& global, const NodeMap& nodes, int ranks,
+                                 const std::array<bool, 3>& periodic,
+                                 const std::array<int, 3>& fixed_dims) {
+  if (nodes.homogeneous())
+    return choose_grid(global, nodes.node_count, nodes.ranks_per_node.front(), periodic, fixed_dims);
+  GridChoice g = choose_grid(global, 1, ranks, periodic, fixed_dims);
+  g.node_block = {1, 1, 1};
+  g.node_aware = false;
+  return g;
+}
+
 }  // namespace hympi

@@ -12,16 +12,10 @@
 namespace hympi::bench {
 namespace {
 
-// The grid a periodic cube gets from the library's choice: node-aware on
-// nodes of equal size, else plain rank order (as the solver decides).
+// The grid a periodic cube gets from the library's choice (as the solver's).
 GridChoice cyclic_grid(const NodeMap& nodes, int ranks) {
   const std::array<int, 3> cube{1 << 12, 1 << 12, 1 << 12};
-  if (nodes.homogeneous())
-    return choose_grid(cube, nodes.node_count, nodes.ranks_per_node.front(), {true, true, true}, {0, 0, 0});
-  GridChoice g = choose_grid(cube, 1, ranks, {true, true, true}, {0, 0, 0});
-  g.node_block = {1, 1, 1};
-  g.node_aware = false;
-  return g;
+  return choose_grid_for_nodes(cube, nodes, ranks, {true, true, true}, {0, 0, 0});
 }
 
 BenchResult run_cyclic3d(BenchContext& ctx) {

@@ -49,6 +49,13 @@ GridChoice choose_grid(const std::array<int, 3>& global, int nodes, int ranks_pe
                        const std::array<bool, 3>& periodic,
                        const std::array<int, 3>& fixed_dims);
 
+// The grid for the nodes found: choose_grid with their count and size when
+// every node holds the same number of ranks; otherwise (nodes of different
+// sizes) no node-aware block fits, and the grid is in plain rank order.
+GridChoice choose_grid_for_nodes(const std::array<int, 3>& global, const NodeMap& nodes, int ranks,
+                                 const std::array<bool, 3>& periodic,
+                                 const std::array<int, 3>& fixed_dims);
+
 // Grid coordinates of a rank. Node-aware: the node's block is placed by node
 // id (x fastest), the rank inside it by its index in the node. Otherwise the
 // rank's index in the communicator, x fastest.
