@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench.hpp"
+#include "commbench/bench.hpp"
 #include "hympi/solver.hpp"
 
 namespace hympi::cli {

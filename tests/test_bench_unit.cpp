@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "bench/bench.hpp"
+#include "commbench/bench.hpp"
 #include "options.hpp"
 
 using namespace hympi;
