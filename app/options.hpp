@@ -44,8 +44,10 @@ bool parse_int(const std::string& text, long long lo, long long hi, long long& o
 bool parse_double(const std::string& text, double& out);
 // "NXxNYxNZ" or "N^3"; on failure returns false and explains in `why`.
 bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why);
-// A byte count: digits with an optional suffix kB or k (10^3), MB or M (10^6),
-// GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); 1 .. 2^31 - 1.
+// A byte count: digits (no sign) with an optional suffix kB or k (10^3), MB
+// or M (10^6), GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); the value
+// must lie in 1 .. 2^30 (1GiB and 1GB are accepted, 2GB is not). Every
+// byte-valued option of hympi bench parses with this (commbench/driver.cpp).
 bool parse_bytes(const std::string& text, long long& out);
 
 // The thread level a run asks MPI for: --thread-level if given, else what the
