@@ -24,6 +24,8 @@ struct Options {
   std::string trace_path;           // solve --trace PATH ("" = none; sets solve.trace)
   bool json_stdout = false;         // info --json without a path
   std::string thread_level;         // --thread-level (empty: scheme's need)
+  std::string unknown_scheme;       // --scheme's value when no scheme has that name
+                                    // (solve.scheme is then null)
   std::vector<std::string> errors;  // every problem found, at once
 };
 
@@ -38,6 +40,14 @@ int threads_from_environment();
 std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node, int ranks);
 
 std::vector<std::string> split(const std::string& s, char sep);
+
+// The library's messages name SolveConfig's parameters in backquotes
+// (`iters`); the CLI shows them as the solve flags that set them (--iters),
+// from the one table in options.cpp. as_flags false: plain names (iters),
+// for configs the user did not write flag by flag (hympi bench overlap).
+std::string name_parameters(const std::string& message, bool as_flags = true);
+// "unknown scheme 'NAME' (valid: ...)": for Options::unknown_scheme.
+std::string unknown_scheme_message(const std::string& name);
 
 // Strict number parsing: the whole string must be a number in range.
 bool parse_int(const std::string& text, long long lo, long long hi, long long& out);
