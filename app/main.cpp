@@ -64,8 +64,10 @@ void broadcast_string(std::string& s, MPI_Comm comm) {
 std::vector<std::string> command_errors(const Options& o, int size, int provided, const NodeMap& real) {
   std::vector<std::string> errors;
   if (o.command == Command::Solve) {
-    errors = validate_config(o.solve, size, &real, node_memory_bytes());
-    if (const SchemeEntry* s = find_scheme(o.solve.scheme); s && provided < s->info.thread_level) {
+    if (!o.solve.scheme) errors.push_back(unknown_scheme_message(o.unknown_scheme));
+    for (const auto& e : validate_config(o.solve, size, &real, node_memory_bytes()))
+      errors.push_back(name_parameters(e));
+    if (const SchemeEntry* s = o.solve.scheme; s && provided < s->info.thread_level) {
       errors.push_back("scheme '" + s->info.name + "' needs " + thread_level_name(s->info.thread_level) +
                        ", but the MPI library provided " + thread_level_name(provided) +
                        " (requested " + thread_level_name(requested_thread_level(o)) + ")");

@@ -126,8 +126,45 @@ int requested_thread_level(const Options& o) {
     const bench::Benchmark* b = bench::find_benchmark(o.bench.name);
     return b ? b->thread_level : MPI_THREAD_FUNNELED;
   }
-  if (const SchemeEntry* e = find_scheme(o.solve.scheme)) return e->info.thread_level;
+  if (o.solve.scheme) return o.solve.scheme->info.thread_level;
   return MPI_THREAD_FUNNELED;
+}
+
+namespace {
+
+// SolveConfig's parameter names -> the solve flags that set them.
+const std::map<std::string, std::string>& flag_of_parameter() {
+  static const std::map<std::string, std::string> table = {
+      {"kernel", "--kernel"},     {"format", "--format"},
+      {"scheme", "--scheme"},     {"grid", "--grid"},
+      {"periodic", "--periodic"}, {"iters", "--iters"},
+      {"threads", "--threads"},   {"reserved", "--reserved"},
+      {"tol", "--tol"},           {"max_iters", "--max-iters"},
+      {"repeat", "--repeat"},     {"ranks_per_node", "--ranks-per-node"},
+      {"rank_order", "--rank-order"}, {"proc_grid", "--proc-grid"},
+      {"trace", "--trace"}};
+  return table;
+}
+
+}  // namespace
+
+std::string name_parameters(const std::string& message, bool as_flags) {
+  std::string out;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t open = message.find('`', pos);
+    const std::size_t close = open == std::string::npos ? open : message.find('`', open + 1);
+    if (close == std::string::npos) return out + message.substr(pos);
+    const std::string name = message.substr(open + 1, close - open - 1);
+    const auto flag = flag_of_parameter().find(name);
+    out += message.substr(pos, open - pos) +
+           (as_flags && flag != flag_of_parameter().end() ? flag->second : name);
+    pos = close + 1;
+  }
+}
+
+std::string unknown_scheme_message(const std::string& name) {
+  return "unknown scheme '" + name + "' (valid: " + scheme_names() + ")";
 }
 
 std::string main_usage() {
@@ -146,11 +183,6 @@ std::string main_usage() {
 
 namespace {
 
-std::string names_of_schemes() {
-  std::string s;
-  for (const auto& e : scheme_registry()) s += (s.empty() ? "" : ", ") + e.info.name;
-  return s;
-}
 std::string names_of_kernels() {
   std::string s;
   for (const auto& k : kernel_registry()) s += (s.empty() ? "" : ", ") + k.name;
@@ -167,7 +199,7 @@ std::string solve_help() {
          "  --grid G              global grid NXxNYxNZ, or N^3 for a cube\n"
          "  --iters T             iterations of jacobi/rbgs/spmv (default 10)\n"
          "  --periodic            periodic boundaries (default Dirichlet 0)\n"
-         "  --scheme S            " + names_of_schemes() + " (default " + SolveConfig{}.scheme + ")\n"
+         "  --scheme S            " + scheme_names() + " (default " + SolveConfig{}.scheme->info.name + ")\n"
          "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
          "  --reserved M          communication threads of 'multiple' (1 <= M < N, default 1)\n"
          "  --format F            stencil | crs: matrix-free or stored matrix (spmv, cg)\n"
@@ -348,7 +380,12 @@ void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
 void add_solve_run(Options& o, Handlers& h) {
   auto& e = o.errors;
   auto& s = o.solve;
-  h.with_value["--scheme"] = [&](const std::string& v) { s.scheme = v; };
+  // Resolved here, once; an unknown name is reported with the other
+  // problems of the config (main's command_errors), not as a parse error.
+  h.with_value["--scheme"] = [&](const std::string& v) {
+    s.scheme = find_scheme(v);
+    o.unknown_scheme = s.scheme ? "" : v;
+  };
   h.with_value["--reserved"] = [&](const std::string& v) {
     int_opt(e, "--reserved", -kBig, kBig, v, s.reserved);
     if (s.reserved == 0) e.push_back("--reserved must be >= 1");

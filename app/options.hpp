@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench.hpp"
+#include "commbench/bench.hpp"
 #include "hympi/solver.hpp"
 
 namespace hympi::cli {
@@ -24,6 +24,8 @@ struct Options {
   std::string trace_path;           // solve --trace PATH ("" = none; sets solve.trace)
   bool json_stdout = false;         // info --json without a path
   std::string thread_level;         // --thread-level (empty: scheme's need)
+  std::string unknown_scheme;       // --scheme's value when no scheme has that name
+                                    // (solve.scheme is then null)
   std::vector<std::string> errors;  // every problem found, at once
 };
 
@@ -39,13 +41,23 @@ std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node
 
 std::vector<std::string> split(const std::string& s, char sep);
 
+// The library's messages name SolveConfig's parameters in backquotes
+// (`iters`); the CLI shows them as the solve flags that set them (--iters),
+// from the one table in options.cpp. as_flags false: plain names (iters),
+// for configs the user did not write flag by flag (hympi bench overlap).
+std::string name_parameters(const std::string& message, bool as_flags = true);
+// "unknown scheme 'NAME' (valid: ...)": for Options::unknown_scheme.
+std::string unknown_scheme_message(const std::string& name);
+
 // Strict number parsing: the whole string must be a number in range.
 bool parse_int(const std::string& text, long long lo, long long hi, long long& out);
 bool parse_double(const std::string& text, double& out);
 // "NXxNYxNZ" or "N^3"; on failure returns false and explains in `why`.
 bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why);
-// A byte count: digits with an optional suffix kB or k (10^3), MB or M (10^6),
-// GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); 1 .. 2^31 - 1.
+// A byte count: digits (no sign) with an optional suffix kB or k (10^3), MB
+// or M (10^6), GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); the value
+// must lie in 1 .. 2^30 (1GiB and 1GB are accepted, 2GB is not). Every
+// byte-valued option of hympi bench parses with this (commbench/driver.cpp).
 bool parse_bytes(const std::string& text, long long& out);
 
 // The thread level a run asks MPI for: --thread-level if given, else what the

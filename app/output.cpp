@@ -19,18 +19,8 @@ nlohmann::json stats_json(const Stats& s) {
   return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
 }
 
-const SchemeEntry& pure_mpi_scheme() {
-  const SchemeEntry* best = nullptr;
-  for (const auto& e : scheme_registry())
-    if (!e.info.overlap && e.info.min_threads == 1 &&
-        (!best || e.info.thread_level < best->info.thread_level))
-      best = &e;
-  if (!best) throw std::logic_error("no registered scheme runs as pure MPI");
-  return *best;
-}
-
-bool is_pure_mpi(const std::string& scheme, int threads) {
-  return threads == 1 && scheme == pure_mpi_scheme().info.name;
+bool is_pure_mpi(const SchemeEntry& scheme, int threads) {
+  return threads == 1 && &scheme == &pure_mpi_scheme();
 }
 
 namespace {
@@ -43,7 +33,7 @@ std::string dims_text(const std::array<int, 3>& d) {
 
 nlohmann::json solve_record(const SolveResult& r) {
   const SolveConfig& c = r.config;
-  const SchemeEntry* e = find_scheme(c.scheme);
+  const SchemeInfo& scheme = c.scheme->info;
   nlohmann::json breakdown;
   for (int p = 0; p <= kPhaseCount; ++p) {
     const char* name = p < kPhaseCount ? phase_name(static_cast<Phase>(p)) : "idle";
@@ -55,9 +45,9 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"kind", "solve"},
       {"kernel", kernel_name(c.kernel)},
       {"format", c.format == MatrixFormat::Crs ? "crs" : "stencil"},
-      {"scheme", c.scheme},
-      {"scheme_class", e ? e->info.seed_class : ""},
-      {"pure_mpi", is_pure_mpi(c.scheme, c.threads)},
+      {"scheme", scheme.name},
+      {"scheme_class", scheme.seed_class},
+      {"pure_mpi", is_pure_mpi(*c.scheme, c.threads)},
       {"grid", c.grid},
       {"periodic", c.periodic},
       {"proc_grid", r.grid.dims},
@@ -87,11 +77,11 @@ nlohmann::json solve_record(const SolveResult& r) {
 
 void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
   const SolveConfig& c = r.config;
-  const SchemeEntry* e = find_scheme(c.scheme);
+  const SchemeInfo& scheme = c.scheme->info;
   out << "# hympi solve: kernel " << kernel_name(c.kernel)
-      << (c.format == MatrixFormat::Crs ? " (CRS matrix)" : "") << ", scheme " << c.scheme
-      << " (seed 001 class " << (e ? e->info.seed_class : "?") << ")";
-  if (is_pure_mpi(c.scheme, c.threads)) out << " = pure MPI (class 1)";
+      << (c.format == MatrixFormat::Crs ? " (CRS matrix)" : "") << ", scheme " << scheme.name
+      << " (seed 001 class " << scheme.seed_class << ")";
+  if (is_pure_mpi(*c.scheme, c.threads)) out << " = pure MPI (class 1)";
   out << "\n# " << ranks << " ranks x " << c.threads << " threads";
   if (r.reserved_used) out << ", " << r.reserved_used << " reserved for communication";
   out << "; nodes: " << r.nodes.node_count << " " << (r.nodes.virtual_nodes ? "virtual" : "real")

@@ -14,12 +14,8 @@ namespace hympi::cli {
 // {"min", "median", "max"}: how every time is reported.
 nlohmann::json stats_json(const Stats& s);
 
-// The registered scheme that is pure MPI when run with one thread: among the
-// schemes that do not overlap and run on one thread, the one asking the
-// lowest MPI thread level (the first registered on a tie). It is the
-// baseline of the papers' comparisons.
-const SchemeEntry& pure_mpi_scheme();
-bool is_pure_mpi(const std::string& scheme, int threads);
+// A run of pure_mpi_scheme() (scheme.hpp) with one thread: pure MPI, class 1.
+bool is_pure_mpi(const SchemeEntry& scheme, int threads);
 
 nlohmann::json solve_record(const SolveResult& r);
 void print_solve(std::ostream& out, const SolveResult& r, int ranks);

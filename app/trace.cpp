@@ -80,7 +80,7 @@ nlohmann::json trace_document(const SolveResult& r, const nlohmann::json& contex
       {"hympi_trace_version", kTraceVersion},
       {"kernel", kernel_name(c.kernel)},
       {"format", c.format == MatrixFormat::Crs ? "crs" : "stencil"},
-      {"scheme", c.scheme},
+      {"scheme", c.scheme->info.name},
       {"grid", c.grid},
       {"ranks", r.trace.size()},
       {"threads", c.threads},

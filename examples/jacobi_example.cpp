@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     cfg.threads = 2;
     double first_l2 = -1;
     for (const auto& scheme : hympi::scheme_registry()) {
-      cfg.scheme = scheme.info.name;
+      cfg.scheme = &scheme;
       if (provided < scheme.info.thread_level) continue;
       if (!hympi::validate_config(cfg, size, nullptr, 0).empty()) continue;
       const hympi::SolveResult r = hympi::solve(MPI_COMM_WORLD, cfg);

@@ -283,8 +283,8 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
   int size = 0;
   HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
 
-  const SchemeEntry* entry = find_scheme(cfg.scheme);
-  if (!entry) throw UsageError("unknown scheme '" + cfg.scheme + "'");
+  const SchemeEntry* entry = cfg.scheme;
+  if (!entry) throw UsageError("no scheme given");
   const Kernel& kernel = kernel_for(cfg.kernel);
   ScopedOmpSettings omp_settings(cfg.threads);
 
@@ -321,34 +321,39 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
 namespace {
 
 void check_counts(const SolveConfig& c, std::vector<std::string>& errors) {
-  if (c.iters < 0) errors.push_back("--iters must be >= 0 (got " + std::to_string(c.iters) + ")");
-  if (c.max_iters < 1) errors.push_back("max_iters must be >= 1");
-  if (!(c.tol > 0) || !(c.tol < 1)) errors.push_back("tol must be in (0, 1)");
-  if (c.repeat < 1) errors.push_back("repeat must be >= 1");
+  if (c.iters < 0) errors.push_back("`iters` must be >= 0 (got " + std::to_string(c.iters) + ")");
+  if (c.max_iters < 1) errors.push_back("`max_iters` must be >= 1");
+  if (!(c.tol > 0) || !(c.tol < 1)) errors.push_back("`tol` must be in (0, 1)");
+  if (c.repeat < 1) errors.push_back("`repeat` must be >= 1");
   if (c.threads < 1 || c.threads > 1024)
-    errors.push_back("--threads must be between 1 and 1024 (got " + std::to_string(c.threads) + ")");
+    errors.push_back("`threads` must be between 1 and 1024 (got " + std::to_string(c.threads) + ")");
 }
 
-void check_scheme_known(const SolveConfig& c, std::vector<std::string>& errors) {
-  if (find_scheme(c.scheme)) return;
+// "'a' does" or "'a', 'b' do": the schemes that take reserved threads.
+std::string schemes_taking_reserved() {
   std::string names;
-  for (const auto& e : scheme_registry()) names += (names.empty() ? "" : ", ") + e.info.name;
-  errors.push_back("unknown scheme '" + c.scheme + "' (valid: " + names + ")");
+  int count = 0;
+  for (const auto& e : scheme_registry())
+    if (e.info.takes_reserved) {
+      names += (count++ ? ", '" : "'") + e.info.name + "'";
+    }
+  if (count == 0) return "none does";
+  return names + (count == 1 ? " does" : " do");
 }
 
 // The thread rules the scheme declares in its SchemeInfo.
 void check_scheme_threads(const SolveConfig& c, std::vector<std::string>& errors) {
-  const SchemeEntry* entry = find_scheme(c.scheme);
-  if (!entry || c.threads < 1) return;
-  const SchemeInfo& s = entry->info;
+  if (!c.scheme || c.threads < 1) return;
+  const SchemeInfo& s = c.scheme->info;
   if (c.threads < s.min_threads)
     errors.push_back("scheme '" + s.name + "' needs at least " + std::to_string(s.min_threads) +
                      " threads (one communicates, the others compute); got threads = " +
                      std::to_string(c.threads));
   if (c.reserved != 0 && !s.takes_reserved)
-    errors.push_back("scheme '" + s.name + "' takes no --reserved (only 'multiple' does)");
+    errors.push_back("scheme '" + s.name + "' takes no `reserved` (only " + schemes_taking_reserved() +
+                     ")");
   if (s.takes_reserved && c.reserved != 0 && (c.reserved < 1 || c.reserved >= c.threads))
-    errors.push_back("reserved must satisfy 1 <= m < threads (got m = " +
+    errors.push_back("`reserved` must satisfy 1 <= m < threads (got m = " +
                      std::to_string(c.reserved) + ", threads = " + std::to_string(c.threads) + ")");
 }
 
@@ -372,7 +377,7 @@ void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
     std::string names;
     for (const auto& other : kernel_registry())
       if (other.supports(c.format)) names += (names.empty() ? "" : ", ") + other.name;
-    errors.push_back("format crs applies only to: " + names);
+    errors.push_back("`format` crs applies only to: " + names);
   }
 }
 
@@ -393,7 +398,7 @@ void check_decomposition(const SolveConfig& c, int ranks, const NodeMap* real_no
   const char axis[3] = {'x', 'y', 'z'};
   for (int d = 0; d < 3; ++d)
     if (g.dims[d] > c.grid[d])
-      errors.push_back("grid has " + std::to_string(c.grid[d]) + " points along " + axis[d] +
+      errors.push_back("`grid` has " + std::to_string(c.grid[d]) + " points along " + axis[d] +
                        " but the process grid " + std::to_string(g.dims[0]) + "x" +
                        std::to_string(g.dims[1]) + "x" + std::to_string(g.dims[2]) + " has " +
                        std::to_string(g.dims[d]) + " processes there (each needs >= 1 point)");
@@ -412,9 +417,8 @@ void check_decomposition(const SolveConfig& c, int ranks, const NodeMap* real_no
 std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
                                          double node_memory_bytes) {
   std::vector<std::string> errors;
-  check_scheme_known(c, errors);
   const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
-  if (!grid_ok) errors.push_back("grid dimensions must be positive integers");
+  if (!grid_ok) errors.push_back("`grid` dimensions must be positive integers");
   check_counts(c, errors);
   check_scheme_threads(c, errors);
   const KernelInfo* kernel = registered(c.kernel);
@@ -425,13 +429,13 @@ std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const 
 
   bool rpn_ok = true;
   if (c.ranks_per_node < 0 || (c.ranks_per_node > 0 && ranks % c.ranks_per_node != 0)) {
-    errors.push_back("--ranks-per-node " + std::to_string(c.ranks_per_node) +
+    errors.push_back("`ranks_per_node` " + std::to_string(c.ranks_per_node) +
                      " does not divide the " + std::to_string(ranks) + " ranks");
     rpn_ok = false;
   }
   const long long fixed = 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2];
   if (c.proc_grid[0] > 0 && fixed != ranks)
-    errors.push_back("proc_grid " + std::to_string(c.proc_grid[0]) + "x" +
+    errors.push_back("`proc_grid` " + std::to_string(c.proc_grid[0]) + "x" +
                      std::to_string(c.proc_grid[1]) + "x" + std::to_string(c.proc_grid[2]) +
                      " has " + std::to_string(fixed) + " processes, but there are " +
                      std::to_string(ranks) + " ranks");

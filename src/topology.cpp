@@ -118,9 +118,10 @@ GridChoice choose_grid(const std::array<int, 3>& global, int nodes, int ranks_pe
                        const std::array<bool, 3>& periodic,
                        const std::array<int, 3>& fixed_dims) {
   const bool fixed = fixed_dims[0] > 0;
-  // Cost: points on inter-node faces, points on all faces, then a preference
-  // for cutting the slow axes (contiguous faces are cheaper to pack), and
-  // whether every rank gets at least one point along every axis (first).
+  // Cost, compared in tuple order: axes where some rank gets no point (a
+  // feasible grid first), points on inter-node faces, points on all faces,
+  // then more cuts along k, then along j (contiguous faces are cheaper to
+  // pack).
   using Cost = std::tuple<int, long long, long long, int, int>;
   bool found = false;
   Cost best{};

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "bench/bench.hpp"
+#include "commbench/bench.hpp"
 #include "options.hpp"
 
 using namespace hympi;
@@ -170,10 +170,10 @@ TEST(BenchValidate, RanksNodesLmaxThreads) {
 }
 
 TEST(Schemes, PureMpiBaselineIsChosenByProperties) {
-  const SchemeInfo& s = cli::pure_mpi_scheme().info;
+  const SchemeInfo& s = pure_mpi_scheme().info;
   EXPECT_FALSE(s.overlap);
   EXPECT_EQ(s.min_threads, 1);
   EXPECT_EQ(s.name, "masteronly");  // the registry's pure-MPI scheme today
-  EXPECT_TRUE(cli::is_pure_mpi(s.name, 1));
-  EXPECT_FALSE(cli::is_pure_mpi(s.name, 2));
+  EXPECT_TRUE(cli::is_pure_mpi(pure_mpi_scheme(), 1));
+  EXPECT_FALSE(cli::is_pure_mpi(pure_mpi_scheme(), 2));
 }

@@ -40,7 +40,7 @@ std::string describe(const SolveConfig& c, int reserved) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s%s/%s m=%d grid %dx%dx%d %s rpn=%d order=%s pg=%dx%dx%d",
                 kernel_name(c.kernel), c.format == MatrixFormat::Crs ? "(crs)" : "",
-                c.scheme.c_str(), reserved, c.grid[0], c.grid[1], c.grid[2],
+                c.scheme->info.name.c_str(), reserved, c.grid[0], c.grid[1], c.grid[2],
                 c.periodic ? "periodic" : "dirichlet", c.ranks_per_node,
                 c.rank_order == RankOrder::RoundRobin ? "rr" : "seq", c.proc_grid[0],
                 c.proc_grid[1], c.proc_grid[2]);
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
               SolveConfig c;
               c.kernel = v.kernel;
               c.format = v.format;
-              c.scheme = info.name;
+              c.scheme = &entry;
               c.grid = grid;
               c.periodic = periodic;
               c.iters = 4;

@@ -229,7 +229,8 @@ TEST(Parse, CollectsEveryProblemAtOnce) {
   // default thread count give the same options, whatever the environment.
   Options back = parse({"solve", "--kernel=cg", "--grid", "8^3", "--scheme", "funneled"}, 3);
   EXPECT_EQ(back.solve.grid, ok.solve.grid);
-  EXPECT_EQ(back.solve.scheme, "funneled");
+  ASSERT_NE(back.solve.scheme, nullptr);
+  EXPECT_EQ(back.solve.scheme->info.name, "funneled");
   EXPECT_EQ(back.solve.threads, 3);
   EXPECT_FALSE(back.solve.trace);
   // --trace: solve only.
@@ -246,17 +247,17 @@ TEST(Validate, SemanticErrors) {
   SolveConfig c;
   c.grid = {8, 8, 8};
   c.threads = 1;
-  c.scheme = "funneled";
+  c.scheme = find_scheme("funneled");
   auto e = validate_config(c, 4, nullptr, 0);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_NE(e[0].find("at least 2 threads"), std::string::npos);
-  c.scheme = "multiple";
+  c.scheme = find_scheme("multiple");
   c.threads = 2;
   c.reserved = 2;
   EXPECT_EQ(validate_config(c, 4, nullptr, 0).size(), 1u);
   c.reserved = 1;
   EXPECT_TRUE(validate_config(c, 4, nullptr, 0).empty());
-  c.scheme = "adaptive";
+  c.scheme = find_scheme("adaptive");
   EXPECT_EQ(validate_config(c, 4, nullptr, 0).size(), 1u);  // takes no --reserved
   c.reserved = 0;
   c.kernel = KernelKind::Cg;

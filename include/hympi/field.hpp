@@ -13,7 +13,8 @@ class Field {
  public:
   Field() = default;
   // Allocates (n[0]+2) x (n[1]+2) x (n[2]+2) values, all zero; the first touch
-  // happens in a parallel loop so pages land near the threads that use them.
+  // happens in a parallel loop over k planes, one block per thread (which
+  // schemes compute on the pages their threads touched: see field.cpp).
   explicit Field(std::array<int, 3> n);
 
   const std::array<int, 3>& size() const { return n_; }

@@ -65,7 +65,15 @@ struct SchemeEntry {
 };
 
 const std::vector<SchemeEntry>& scheme_registry();
+// The entry named `name`, or nullptr. Callers resolve a name once (the CLI
+// when it parses --scheme) and pass the entry on (SolveConfig::scheme).
 const SchemeEntry* find_scheme(const std::string& name);
+// The registered names, in registry order, joined by ", ".
+std::string scheme_names();
+// The scheme that is pure MPI with one thread (class 1): no overlap, runs
+// with one thread, the lowest thread level among such schemes. The default
+// of SolveConfig and the baseline of the overlap benchmark.
+const SchemeEntry& pure_mpi_scheme();
 std::string thread_level_name(int level);
 
 }  // namespace hympi

@@ -11,6 +11,7 @@
 #include "hympi/exchange.hpp"
 #include "hympi/field.hpp"
 #include "hympi/kernels.hpp"
+#include "hympi/scheme.hpp"
 #include "hympi/timing.hpp"
 #include "hympi/topology.hpp"
 
@@ -19,7 +20,8 @@ namespace hympi {
 struct SolveConfig {
   KernelKind kernel = KernelKind::Jacobi;
   MatrixFormat format = MatrixFormat::Stencil;
-  std::string scheme = "masteronly";
+  // A registry entry (find_scheme, scheme_registry); default: pure_mpi_scheme().
+  const SchemeEntry* scheme = &pure_mpi_scheme();
   std::array<int, 3> grid{0, 0, 0};
   bool periodic = false;
   int iters = 10;            // jacobi, rbgs, spmv
@@ -81,7 +83,11 @@ struct LocalSolution {
 SolveResult solve(MPI_Comm comm, const SolveConfig& config, LocalSolution* local = nullptr);
 
 // Every problem with a config at once (empty when valid), given the ranks of
-// the communicator. Pure function, no MPI.
+// the communicator. Pure function, no MPI. Messages name the parameters as
+// they are named in SolveConfig, in backquotes (`iters`, `ranks_per_node`), so
+// that a front end can put its own names for them. A null scheme is a name
+// the caller could not resolve: the caller reports it (it knows the name);
+// the checks that need the scheme are skipped. solve() refuses a null scheme.
 // real_nodes: the nodes found without --ranks-per-node (nullptr: one node);
 // node_memory_bytes: memory of one node (0: not checked).
 std::vector<std::string> validate_config(const SolveConfig& config, int ranks,

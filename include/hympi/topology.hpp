@@ -40,10 +40,14 @@ struct GridChoice {
 };
 
 // Choose the process grid for `nodes` nodes of `ranks_per_node` ranks each on
-// a global grid of `global` points. Minimises the points on inter-node faces,
-// then on all faces; ties go to more cuts along the slow (k) axis. When
-// `fixed_dims` is given (non-zero), only the node block is chosen; if no block
-// of ranks_per_node ranks divides fixed_dims, the mapping is plain rank order.
+// a global grid of `global` points: the dims are a node block (a factoring of
+// ranks_per_node) times a node grid (a factoring of nodes). Candidates are
+// ranked, in this order, by: the number of axes along which some rank would
+// get no point (fewest first, so a feasible grid wins whenever one exists);
+// the points on inter-node faces (the node grid's cuts); the points on all
+// faces; more cuts along k; more cuts along j. When `fixed_dims` is given
+// (non-zero), only the node block is chosen; if no block of ranks_per_node
+// ranks times a node grid gives fixed_dims, the mapping is plain rank order.
 // Pure function (no MPI), so it is unit-tested directly.
 GridChoice choose_grid(const std::array<int, 3>& global, int nodes, int ranks_per_node,
                        const std::array<bool, 3>& periodic,

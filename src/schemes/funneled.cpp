@@ -21,25 +21,10 @@ class Funneled final : public Scheme {
   int reserved_threads() const override { return 1; }
   void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
              Timers& timers) override {
-    const int n = static_cast<int>(timers.size());
-    detail::ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-    {
-      const int t = omp_get_thread_num();
-      errors.run([&] {
-        detail::require_threads(n);
-        if (t == 0) {
-          plan.begin(field, &timers[0]);
-          plan.end(field, &timers[0]);
-        } else {
-          PhaseTimer pt(timers[t], Phase::ComputeInterior);
-          compute(split_box_part(regions.interior, n - 1, t - 1), t);
-        }
-      });
-#pragma omp barrier
-      errors.run([&] { detail::compute_boundary_part(regions, compute, n, t, t, timers[t]); });
-    }
-    errors.rethrow();
+    detail::reserved_sweep(regions, compute, timers, 1, [&](int) {
+      plan.begin(field, &timers[0]);
+      plan.end(field, &timers[0]);
+    });
   }
 };
 

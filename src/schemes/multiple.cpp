@@ -21,29 +21,13 @@ class Multiple final : public Scheme {
   int reserved_threads() const override { return reserved_; }
   void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
              Timers& timers) override {
-    const int n = static_cast<int>(timers.size());
     const int m = reserved_;
-    detail::ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-    {
-      const int t = omp_get_thread_num();
-      ThreadTimes& tm = timers[t];
-      errors.run([&] {
-        detail::require_threads(n);
-        if (t < m) {
-          // Message i belongs to reserved thread i mod m.
-          auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % m) == t; };
-          detail::start_owned(plan, field, tm, mine);
-          detail::finish_owned(plan, field, tm, mine);
-        } else {
-          PhaseTimer pt(tm, Phase::ComputeInterior);
-          compute(split_box_part(regions.interior, n - m, t - m), t);
-        }
-      });
-#pragma omp barrier
-      errors.run([&] { detail::compute_boundary_part(regions, compute, n, t, t, tm); });
-    }
-    errors.rethrow();
+    detail::reserved_sweep(regions, compute, timers, m, [&](int t) {
+      // Message i belongs to reserved thread i mod m.
+      auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % m) == t; };
+      detail::start_owned(plan, field, timers[t], mine);
+      detail::finish_owned(plan, field, timers[t], mine);
+    });
   }
 
  private:

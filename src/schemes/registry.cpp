@@ -4,6 +4,8 @@
 // that every file defining an entry is listed.
 #include <mpi.h>
 
+#include <stdexcept>
+
 #include "hympi/scheme.hpp"
 
 #define HYMPI_SCHEME_LIST(X) \
@@ -31,6 +33,22 @@ const SchemeEntry* find_scheme(const std::string& name) {
   for (const auto& e : scheme_registry())
     if (e.info.name == name) return &e;
   return nullptr;
+}
+
+std::string scheme_names() {
+  std::string s;
+  for (const auto& e : scheme_registry()) s += (s.empty() ? "" : ", ") + e.info.name;
+  return s;
+}
+
+const SchemeEntry& pure_mpi_scheme() {
+  const SchemeEntry* best = nullptr;
+  for (const auto& e : scheme_registry())
+    if (!e.info.overlap && e.info.min_threads == 1 &&
+        (!best || e.info.thread_level < best->info.thread_level))
+      best = &e;
+  if (!best) throw std::logic_error("no registered scheme runs as pure MPI");
+  return *best;
 }
 
 std::string thread_level_name(int level) {

@@ -109,5 +109,31 @@ inline void compute_all_threads(const SweepRegions& r, const BoxFn& compute, Tim
   }
 }
 
+// The sweep of the schemes with a fixed reservation (funneled, multiple): in
+// one parallel region threads 0..m-1 run communicate(t) while threads
+// m..n-1 share the interior; after a barrier all share the boundary.
+template <typename Communicate>
+void reserved_sweep(const SweepRegions& r, const BoxFn& compute, Timers& timers, int m,
+                    Communicate&& communicate) {
+  const int n = static_cast<int>(timers.size());
+  ErrorSlot errors;
+#pragma omp parallel num_threads(n)
+  {
+    const int t = omp_get_thread_num();
+    errors.run([&] {
+      require_threads(n);
+      if (t < m) {
+        communicate(t);
+      } else {
+        PhaseTimer pt(timers[t], Phase::ComputeInterior);
+        compute(split_box_part(r.interior, n - m, t - m), t);
+      }
+    });
+#pragma omp barrier
+    errors.run([&] { compute_boundary_part(r, compute, n, t, t, timers[t]); });
+  }
+  errors.rethrow();
+}
+
 }  // namespace detail
 }  // namespace hympi

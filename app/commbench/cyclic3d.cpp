@@ -43,24 +43,10 @@ BenchResult run_cyclic3d(BenchContext& ctx) {
          << std::setw(14) << "alltoallv" << std::setw(14) << "nonblocking" << std::setw(14)
          << "best MB/s" << "\n";
   for (long long L : lengths) {
-    double best = 0;
-    std::vector<double> bws;
-    for (Method m : kMethods) {
-      Timing t = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(L), sent,
-                               [&] { exchange(ctx.comm, m, pairs, L, sbuf, rbuf, sent); });
-      const double bw = static_cast<double>(t.bytes_moved) / t.best / 1e6;
-      bws.push_back(bw);
-      best = std::max(best, bw);
-      records.push_back({{"kind", "point"},
-                         {"pattern", "cyclic3d"},
-                         {"proc_grid", choice.dims},
-                         {"method", method_name(m)},
-                         {"bytes", L},
-                         {"bytes_moved", t.bytes_moved},
-                         {"messages", t.messages},
-                         {"time_s", stats_json(t.stats)},
-                         {"bandwidth_MBps", bw}});
-    }
+    const MethodBandwidths mb = time_methods(
+        ctx, pairs, L, sbuf, rbuf, sent, {{"pattern", "cyclic3d"}, {"proc_grid", choice.dims}}, records);
+    const std::vector<double>& bws = mb.per_method;
+    const double best = mb.best;
     best_of_length.push_back(best);
     if (out)
       *out << std::left << std::setw(10) << L << std::right << std::fixed << std::setprecision(2)
@@ -69,14 +55,11 @@ BenchResult run_cyclic3d(BenchContext& ctx) {
            << std::defaultfloat;
   }
   const double avg = arithmetic_mean(best_of_length), at_lmax = best_of_length.back();
-  records.push_back({{"kind", "summary"},
-                     {"proc_grid", choice.dims},
-                     {"average_MBps", avg},
-                     {"average_per_process_MBps", avg / ctx.size},
-                     {"at_lmax_MBps", at_lmax},
-                     {"at_lmax_per_process_MBps", at_lmax / ctx.size},
-                     {"lmax_bytes", lmax},
-                     {"lengths", lengths}});
+  nlohmann::json summary = lmax_summary(at_lmax, ctx.size, lmax, lengths);
+  summary.update({{"proc_grid", choice.dims},
+                  {"average_MBps", avg},
+                  {"average_per_process_MBps", avg / ctx.size}});
+  records.push_back(summary);
   if (out)
     *out << std::fixed << std::setprecision(2) << "# cyclic3d average " << avg << " MB/s ("
          << avg / ctx.size << " per process)\n# cyclic3d at Lmax  " << at_lmax << " MB/s ("
@@ -88,14 +71,8 @@ BenchResult run_cyclic3d(BenchContext& ctx) {
 }  // namespace
 
 Benchmark cyclic3d_benchmark() {
-  Benchmark b;
-  b.name = "cyclic3d";
-  b.description = "3-D cyclic pattern: 6 neighbours on a periodic 3-D process grid";
-  b.options = {bytes_option("--lmax", "largest message, 4KiB .. memory per rank / 128", "8MB")};
-  b.check = check_lmax;
-  b.min_ranks = 2;
-  b.run = run_cyclic3d;
-  return b;
+  return lmax_benchmark("cyclic3d", "3-D cyclic pattern: 6 neighbours on a periodic 3-D process grid",
+                        run_cyclic3d);
 }
 
 }  // namespace hympi::bench

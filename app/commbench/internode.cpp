@@ -16,17 +16,10 @@ namespace hympi::bench {
 namespace {
 
 BenchResult run_internode(BenchContext& ctx) {
-  const NodeMap& nodes = ctx.nodes;
-  const int N = nodes.node_count;
-  std::vector<std::vector<int>> members(N);  // ranks of each node, in rank order
-  for (int r = 0; r < ctx.size; ++r) members[nodes.node_of_rank[r]].push_back(r);
-  int c = ctx.size;
-  for (const auto& m : members) c = std::min(c, static_cast<int>(m.size()));
-  const int me = static_cast<int>(std::find(members[nodes.node_id].begin(),
-                                            members[nodes.node_id].end(), ctx.rank) -
-                                  members[nodes.node_id].begin());
-  const int to = members[(nodes.node_id + 1) % N][std::min(me, c - 1)];
-  const int from = members[(nodes.node_id + N - 1) % N][std::min(me, c - 1)];
+  const NodeRing ring = node_ring(ctx);
+  const int N = ring.nodes, c = ring.c, me = ring.me;
+  const int to = ring.next()[std::min(me, c - 1)];
+  const int from = ring.prev()[std::min(me, c - 1)];
   const std::vector<long long>& sizes = ctx.opt.args.list("--sizes");
   const long long smax = *std::max_element(sizes.begin(), sizes.end());
   std::vector<char> sbuf(smax, 1), rbuf(smax, 0);
@@ -93,14 +86,9 @@ BenchResult run_internode(BenchContext& ctx) {
 }  // namespace
 
 Benchmark internode_benchmark() {
-  Benchmark b;
-  b.name = "internode";
-  b.description = "inter-node bandwidth per node with k = 1..c communicating ranks per node";
-  b.options = {bytes_list_option("--sizes", "message sizes, comma-separated", "2MB,16MB")};
-  b.min_ranks = 2;
-  b.min_nodes = 2;
-  b.run = run_internode;
-  return b;
+  return sizes_benchmark("internode",
+                         "inter-node bandwidth per node with k = 1..c communicating ranks per node",
+                         "message sizes, comma-separated", "2MB,16MB", run_internode);
 }
 
 }  // namespace hympi::bench

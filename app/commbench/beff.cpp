@@ -81,24 +81,11 @@ BenchResult run_beff(BenchContext& ctx) {
     const auto pairs = ring_pairs(p, ctx.rank);
     std::vector<double> per_length;
     for (long long L : lengths) {
-      double best = 0;
-      std::vector<double> bw_of_method;
-      for (Method m : kMethods) {
-        Timing t = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(L), sent,
-                                 [&] { exchange(ctx.comm, m, pairs, L, sbuf, rbuf, sent); });
-        const double bw = static_cast<double>(t.bytes_moved) / t.best / 1e6;
-        best = std::max(best, bw);
-        bw_of_method.push_back(bw);
-        records.push_back({{"kind", "point"},
-                           {"pattern", p.name},
-                           {"pattern_kind", p.random ? "random" : "ring"},
-                           {"method", method_name(m)},
-                           {"bytes", L},
-                           {"bytes_moved", t.bytes_moved},
-                           {"messages", t.messages},
-                           {"time_s", stats_json(t.stats)},
-                           {"bandwidth_MBps", bw}});
-      }
+      const MethodBandwidths mb =
+          time_methods(ctx, pairs, L, sbuf, rbuf, sent,
+                       {{"pattern", p.name}, {"pattern_kind", p.random ? "random" : "ring"}}, records);
+      const std::vector<double>& bw_of_method = mb.per_method;
+      const double best = mb.best;
       per_length.push_back(best);
       if (out)
         *out << std::left << std::setw(10) << p.name << std::right << std::setw(10) << L << std::fixed
@@ -161,18 +148,15 @@ BenchResult run_beff(BenchContext& ctx) {
 
   nlohmann::json per_pattern = nlohmann::json::object();
   for (std::size_t i = 0; i < patterns.size(); ++i) per_pattern[patterns[i].name] = avg.per_pattern[i];
-  records.push_back({{"kind", "summary"},
-                     {"b_eff_MBps", avg.b_eff},
-                     {"b_eff_per_process_MBps", avg.b_eff / ctx.size},
-                     {"ring_MBps", avg.ring},
-                     {"random_MBps", avg.random},
-                     {"pattern_average_MBps", per_pattern},
-                     {"at_lmax_MBps", at_lmax},
-                     {"at_lmax_per_process_MBps", at_lmax / ctx.size},
-                     {"pingpong_lmax_MBps", pingpong_lmax},
-                     {"pingpong_partner", partner},
-                     {"lmax_bytes", lmax},
-                     {"lengths", lengths}});
+  nlohmann::json summary = lmax_summary(at_lmax, ctx.size, lmax, lengths);
+  summary.update({{"b_eff_MBps", avg.b_eff},
+                  {"b_eff_per_process_MBps", avg.b_eff / ctx.size},
+                  {"ring_MBps", avg.ring},
+                  {"random_MBps", avg.random},
+                  {"pattern_average_MBps", per_pattern},
+                  {"pingpong_lmax_MBps", pingpong_lmax},
+                  {"pingpong_partner", partner}});
+  records.push_back(summary);
   if (out)
     *out << std::fixed << std::setprecision(2) << "# b_eff             " << avg.b_eff << " MB/s  ("
          << avg.b_eff / ctx.size << " per process; ring " << avg.ring << ", random " << avg.random
@@ -186,14 +170,8 @@ BenchResult run_beff(BenchContext& ctx) {
 }  // namespace
 
 Benchmark beff_benchmark() {
-  Benchmark b;
-  b.name = "beff";
-  b.description = "effective bandwidth b_eff (Rabenseifner & Koniges): ring and random patterns";
-  b.options = {bytes_option("--lmax", "largest message, 4KiB .. memory per rank / 128", "8MB")};
-  b.check = check_lmax;
-  b.min_ranks = 2;
-  b.run = run_beff;
-  return b;
+  return lmax_benchmark(
+      "beff", "effective bandwidth b_eff (Rabenseifner & Koniges): ring and random patterns", run_beff);
 }
 
 }  // namespace hympi::bench

@@ -17,16 +17,10 @@ namespace hympi::bench {
 namespace {
 
 BenchResult run_ratio(BenchContext& ctx) {
-  const NodeMap& nodes = ctx.nodes;
-  const int N = nodes.node_count;
-  std::vector<std::vector<int>> members(N);
-  for (int r = 0; r < ctx.size; ++r) members[nodes.node_of_rank[r]].push_back(r);
-  int c = ctx.size;
-  for (const auto& m : members) c = std::min(c, static_cast<int>(m.size()));
-  const auto& mine = members[nodes.node_id];
-  const int me = static_cast<int>(std::find(mine.begin(), mine.end(), ctx.rank) - mine.begin());
+  const NodeRing ring = node_ring(ctx);
+  const int N = ring.nodes, c = ring.c, me = ring.me;
+  const auto& mine = ring.mine();
   const bool in_pattern = me < c;  // uneven nodes: the extra ranks stay idle
-  const int next_node = (nodes.node_id + 1) % N, prev_node = (nodes.node_id + N - 1) % N;
   const std::vector<long long>& sizes = ctx.opt.args.list("--sizes");
   const long long smax = *std::max_element(sizes.begin(), sizes.end());
   std::vector<char> sbuf(2 * c * smax, 1), rbuf(2 * c * smax, 0);
@@ -55,13 +49,13 @@ BenchResult run_ratio(BenchContext& ctx) {
     };
     const Timing pure = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(L), sent, [&] {
       if (!in_pattern) return;
-      post(rbuf.data(), sbuf.data(), L, members[next_node][me], members[prev_node][me]);
+      post(rbuf.data(), sbuf.data(), L, ring.next()[me], ring.prev()[me]);
       if (c > 1) post(rbuf.data() + L, sbuf.data() + L, L, mine[(me + 1) % c], mine[(me + c - 1) % c]);
       wait();
     });
     const Timing hybrid = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(c * L), sent, [&] {
       if (me != 0) return;
-      post(rbuf.data(), sbuf.data(), c * L, members[next_node][0], members[prev_node][0]);
+      post(rbuf.data(), sbuf.data(), c * L, ring.next()[0], ring.prev()[0]);
       wait();
     });
     const double ratio = hybrid.stats.median / pure.stats.median;
@@ -91,14 +85,8 @@ BenchResult run_ratio(BenchContext& ctx) {
 }  // namespace
 
 Benchmark ratio_benchmark() {
-  Benchmark b;
-  b.name = "ratio";
-  b.description = "T_hybrid / T_pure: masteronly aggregate vs pure MPI, orthogonal pattern";
-  b.options = {bytes_list_option("--sizes", "pure-MPI message sizes, comma-separated", "1kB,10kB,100kB,1MB")};
-  b.min_ranks = 2;
-  b.min_nodes = 2;
-  b.run = run_ratio;
-  return b;
+  return sizes_benchmark("ratio", "T_hybrid / T_pure: masteronly aggregate vs pure MPI, orthogonal pattern",
+                         "pure-MPI message sizes, comma-separated", "1kB,10kB,100kB,1MB", run_ratio);
 }
 
 }  // namespace hympi::bench

@@ -16,6 +16,7 @@
 
 #include "bench.hpp"
 #include "hympi/scheme.hpp"
+#include "options.hpp"
 
 namespace hympi::bench {
 namespace {
@@ -27,15 +28,15 @@ namespace {
 bool compared(const SchemeInfo& s) { return s.overlap && s.min_threads >= 2; }
 
 struct Run {
-  std::string scheme;
+  const SchemeEntry* scheme;
   int reserved;  // 0: the scheme's own
 };
 std::vector<Run> compared_runs(int threads) {
   std::vector<Run> runs;
   for (const auto& e : scheme_registry()) {
     if (!compared(e.info)) continue;
-    if (!e.info.takes_reserved) runs.push_back({e.info.name, 0});
-    for (int m = 1; e.info.takes_reserved && m < threads; ++m) runs.push_back({e.info.name, m});
+    if (!e.info.takes_reserved) runs.push_back({&e, 0});
+    for (int m = 1; e.info.takes_reserved && m < threads; ++m) runs.push_back({&e, m});
   }
   return runs;
 }
@@ -48,7 +49,7 @@ std::string compared_names(const std::string& sep) {
 }
 
 int compared_thread_level() {
-  int level = cli::pure_mpi_scheme().info.thread_level;
+  int level = pure_mpi_scheme().info.thread_level;
   for (const auto& e : scheme_registry())
     if (compared(e.info)) level = std::max(level, e.info.thread_level);
   return level;
@@ -67,7 +68,7 @@ SolveConfig overlap_config(const BenchContext& ctx, int nk) {
   c.ranks_per_node = ctx.ranks_per_node;
   c.rank_order = ctx.rank_order;
   c.proc_grid = {1, 1, ctx.size};
-  c.scheme = cli::pure_mpi_scheme().info.name;
+  c.scheme = &pure_mpi_scheme();
   return c;
 }
 
@@ -80,7 +81,7 @@ BenchResult run_overlap(BenchContext& ctx) {
   if (out)
     *out << "# spmv, periodic, grid " << plane << "x" << plane << "x(nk_loc*" << ctx.size
          << "), proc grid 1x1x" << ctx.size << ", " << iters
-         << " iterations; epsilon = T_" << cli::pure_mpi_scheme().info.name << " / T_scheme (median)\n"
+         << " iterations; epsilon = T_" << pure_mpi_scheme().info.name << " / T_scheme (median)\n"
          << std::right << std::setw(8) << "# nk_loc" << std::setw(12) << "scheme" << std::setw(4)
          << "m" << std::setw(14) << "time s" << std::setw(10) << "epsilon" << std::setw(9)
          << "f_comm" << std::setw(9) << "f_non" << std::setw(9) << "f_ovl" << "\n";
@@ -102,7 +103,7 @@ BenchResult run_overlap(BenchContext& ctx) {
                           {"grid", r.config.grid},
                           {"proc_grid", r.grid.dims},
                           {"iters", iters},
-                          {"scheme", r.config.scheme},
+                          {"scheme", r.config.scheme->info.name},
                           {"reserved", r.reserved_used},
                           {"threads", n},
                           {"time_s", stats_json(r.time_s)},
@@ -113,7 +114,7 @@ BenchResult run_overlap(BenchContext& ctx) {
       j.update(model);
       records.push_back(j);
       if (out)
-        *out << std::right << std::setw(8) << nk << std::setw(12) << r.config.scheme << std::setw(4)
+        *out << std::right << std::setw(8) << nk << std::setw(12) << r.config.scheme->info.name << std::setw(4)
              << r.reserved_used << std::scientific << std::setprecision(3) << std::setw(14)
              << r.time_s.median << std::fixed << std::setprecision(3) << std::setw(10) << eps.median
              << std::setw(9) << mo.f_comm << std::setw(9) << mo.f_comp_non << std::setw(9)
@@ -146,7 +147,7 @@ std::vector<std::string> check_overlap(const BenchArgs& args, const RunShape& sh
     c.proc_grid = {1, 1, shape.ranks};
     c.ranks_per_node = shape.ranks_per_node;
     for (auto& m : validate_config(c, shape.ranks, shape.real_nodes, shape.node_memory_bytes))
-      e.push_back("overlap at --nk-loc " + std::to_string(nk) + ": " + m);
+      e.push_back("overlap at --nk-loc " + std::to_string(nk) + ": " + cli::name_parameters(m, false));
   }
   return e;
 }
@@ -157,7 +158,7 @@ Benchmark overlap_benchmark() {
   Benchmark b;
   b.name = "overlap";
   b.description = "overlap gain epsilon of " + compared_names("/") + " over " +
-                  cli::pure_mpi_scheme().info.name + " (spmv, 1x1xP)";
+                  pure_mpi_scheme().info.name + " (spmv, 1x1xP)";
   b.options = {int_option("--plane", "N", "NX = NY", "24", 1, 1 << 20),
                int_list_option("--nk-loc", "local depths, comma-separated", "1,2,4,8,16", 1, 1 << 20),
                int_option("--iters", "T", "spmv iterations per run", "10", 1, 1LL << 30)};

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <iostream>
 #include <limits>
+#include <utility>
 
 #include "bench.hpp"
 #include "context.hpp"
@@ -216,6 +217,74 @@ std::string options_help(const Benchmark& b) {
 }
 
 // ---- validation --------------------------------------------------------------
+
+MethodBandwidths time_methods(BenchContext& ctx, const std::vector<Pair>& pairs, long long bytes,
+                              std::vector<char>& sendbuf, std::vector<char>& recvbuf, Traffic& sent,
+                              const nlohmann::json& fields, std::vector<nlohmann::json>& records) {
+  MethodBandwidths out;
+  for (Method m : kMethods) {
+    Timing t = time_exchange(ctx.comm, ctx.opt.repeat, loop_count(bytes), sent,
+                             [&] { exchange(ctx.comm, m, pairs, bytes, sendbuf, recvbuf, sent); });
+    const double bw = static_cast<double>(t.bytes_moved) / t.best / 1e6;
+    out.per_method.push_back(bw);
+    out.best = std::max(out.best, bw);
+    nlohmann::json point = fields;
+    point.update({{"kind", "point"},
+                  {"method", method_name(m)},
+                  {"bytes", bytes},
+                  {"bytes_moved", t.bytes_moved},
+                  {"messages", t.messages},
+                  {"time_s", stats_json(t.stats)},
+                  {"bandwidth_MBps", bw}});
+    records.push_back(point);
+  }
+  return out;
+}
+
+NodeRing node_ring(const BenchContext& ctx) {
+  NodeRing ring;
+  ring.nodes = ctx.nodes.node_count;
+  ring.node = ctx.nodes.node_id;
+  ring.members.resize(ring.nodes);
+  for (int r = 0; r < ctx.size; ++r) ring.members[ctx.nodes.node_of_rank[r]].push_back(r);
+  ring.c = ctx.size;
+  for (const auto& m : ring.members) ring.c = std::min(ring.c, static_cast<int>(m.size()));
+  const auto& mine = ring.mine();
+  ring.me = static_cast<int>(std::find(mine.begin(), mine.end(), ctx.rank) - mine.begin());
+  return ring;
+}
+
+Benchmark lmax_benchmark(std::string name, std::string description, BenchRun run) {
+  Benchmark b;
+  b.name = std::move(name);
+  b.description = std::move(description);
+  b.options = {bytes_option("--lmax", "largest message, 4KiB .. memory per rank / 128", "8MB")};
+  b.check = check_lmax;
+  b.min_ranks = 2;
+  b.run = std::move(run);
+  return b;
+}
+
+nlohmann::json lmax_summary(double at_lmax_MBps, int ranks, long long lmax,
+                            const std::vector<long long>& lengths) {
+  return {{"kind", "summary"},
+          {"at_lmax_MBps", at_lmax_MBps},
+          {"at_lmax_per_process_MBps", at_lmax_MBps / ranks},
+          {"lmax_bytes", lmax},
+          {"lengths", lengths}};
+}
+
+Benchmark sizes_benchmark(std::string name, std::string description, std::string sizes_help,
+                          std::string sizes_default, BenchRun run) {
+  Benchmark b;
+  b.name = std::move(name);
+  b.description = std::move(description);
+  b.options = {bytes_list_option("--sizes", std::move(sizes_help), std::move(sizes_default))};
+  b.min_ranks = 2;
+  b.min_nodes = 2;
+  b.run = std::move(run);
+  return b;
+}
 
 std::vector<std::string> check_lmax(const BenchArgs& args, const RunShape& s) {
   // b_eff's cap: memory per process / 128, the processes of the fullest

@@ -118,6 +118,34 @@ std::string benchmark_names();  // "beff, cyclic3d, ..."
 // b_eff's memory cap and what MPI's int counts hold.
 std::vector<std::string> check_lmax(const BenchArgs& args, const RunShape& shape);
 
+// The nodes as a ring (internode, ratio): each node's ranks in rank order,
+// c = the fewest ranks on any node, this rank's index `me` on its node, and
+// the ranks of this node and of the next and previous nodes.
+struct NodeRing {
+  int nodes = 1;
+  std::vector<std::vector<int>> members;  // [node]: its ranks, in rank order
+  int c = 1;
+  int me = 0;
+  int node = 0;  // this rank's node
+  const std::vector<int>& mine() const { return members[node]; }
+  const std::vector<int>& next() const { return members[(node + 1) % nodes]; }
+  const std::vector<int>& prev() const { return members[(node + nodes - 1) % nodes]; }
+};
+NodeRing node_ring(const BenchContext& ctx);
+
+using BenchRun = std::function<BenchResult(BenchContext&)>;
+// A benchmark over b_eff's message lengths up to --lmax (beff, cyclic3d):
+// the --lmax option (default 8MB) with check_lmax, on at least 2 ranks.
+Benchmark lmax_benchmark(std::string name, std::string description, BenchRun run);
+// The fields their summary records share: the bandwidth at Lmax (MB/s, in
+// all and per process), Lmax and the lengths; each adds its own averages.
+nlohmann::json lmax_summary(double at_lmax_MBps, int ranks, long long lmax,
+                            const std::vector<long long>& lengths);
+// A benchmark between nodes over the message sizes of --sizes (internode,
+// ratio): at least 2 ranks on at least 2 nodes.
+Benchmark sizes_benchmark(std::string name, std::string description, std::string sizes_help,
+                          std::string sizes_default, BenchRun run);
+
 // The 21 message lengths of b_eff: 1 B .. 4 kB by powers of two (13), then 8
 // geometric steps from 4 kB to lmax (the last is lmax exactly).
 std::vector<long long> beff_lengths(long long lmax);
@@ -193,5 +221,18 @@ struct Pair {
 // Counts every send into `sent`.
 void exchange(MPI_Comm comm, Method m, const std::vector<Pair>& pairs, long long bytes,
               std::vector<char>& sendbuf, std::vector<char>& recvbuf, Traffic& sent);
+
+// One message length of beff and cyclic3d: each method timed (time_exchange,
+// loop_count(bytes) calls per repetition), its bandwidth in MB/s (bytes
+// moved by all ranks / best time) and its "point" record appended to
+// `records`: the pattern's own `fields` plus method, bytes, traffic, times.
+// Collective.
+struct MethodBandwidths {
+  std::vector<double> per_method;  // in kMethods order
+  double best = 0;
+};
+MethodBandwidths time_methods(BenchContext& ctx, const std::vector<Pair>& pairs, long long bytes,
+                              std::vector<char>& sendbuf, std::vector<char>& recvbuf, Traffic& sent,
+                              const nlohmann::json& fields, std::vector<nlohmann::json>& records);
 
 }  // namespace hympi::bench
