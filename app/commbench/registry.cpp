@@ -1,27 +1,28 @@
-// The benchmarks of `hympi bench`. A new benchmark is a new file (its
-// options, checks and run, returning a Benchmark), its declaration and one
-// line in the list here, and the file in CMakeLists.txt's hympi_cli sources.
+// The benchmarks of `hympi bench`. A new benchmark is a new file under
+// app/commbench/ (its options, checks and run) that defines
+// `Benchmark <name>_benchmark()`, plus its line in the list below (in the
+// order `hympi bench --help` lists them). CMake compiles every file there and
+// stops with the line to add when a file's benchmark is not listed.
 #include "bench.hpp"
+
+#define HYMPI_BENCHMARK_LIST(X) \
+  X(beff)                       \
+  X(cyclic3d)                   \
+  X(internode)                  \
+  X(ratio)                      \
+  X(overlap)                    \
+  X(pack)
 
 namespace hympi::bench {
 
-// One per benchmark file.
-Benchmark beff_benchmark();
-Benchmark cyclic3d_benchmark();
-Benchmark internode_benchmark();
-Benchmark ratio_benchmark();
-Benchmark overlap_benchmark();
-Benchmark pack_benchmark();
+#define HYMPI_BENCHMARK_DECLARE(file) Benchmark file##_benchmark();
+HYMPI_BENCHMARK_LIST(HYMPI_BENCHMARK_DECLARE)
+#undef HYMPI_BENCHMARK_DECLARE
 
 const std::vector<Benchmark>& benchmark_registry() {
-  static const std::vector<Benchmark> registry = {
-      beff_benchmark(),
-      cyclic3d_benchmark(),
-      internode_benchmark(),
-      ratio_benchmark(),
-      overlap_benchmark(),
-      pack_benchmark(),
-  };
+#define HYMPI_BENCHMARK_ENTRY(file) file##_benchmark(),
+  static const std::vector<Benchmark> registry = {HYMPI_BENCHMARK_LIST(HYMPI_BENCHMARK_ENTRY)};
+#undef HYMPI_BENCHMARK_ENTRY
   return registry;
 }
 
