@@ -21,7 +21,7 @@ from typing import Any, Callable, NoReturn, Optional, Sequence, TextIO
 import numpy as np
 
 from . import __version__, advise as advise_mod, fit as fit_mod, model, results
-from .errors import InputError
+from .errors import InputError, OutputError
 
 PROG = "hympi-lab"
 
@@ -799,6 +799,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (UsageError, InputError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
+    except OutputError as err:  # the input was fine; a result file could not be written
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

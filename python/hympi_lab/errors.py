@@ -1,4 +1,9 @@
-"""The one exception type that the CLI turns into exit code 2."""
+"""The exceptions the CLI turns into exit codes: InputError 2, OutputError 1."""
+
+
+class OutputError(Exception):
+    """A result file could not be written (disk full, permissions). Exit code 1:
+    the input was fine; earlier good files are kept and no partial file is left."""
 
 
 class InputError(Exception):

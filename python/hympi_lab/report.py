@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import csv
 import html
+import io
 import json
 import math
 import os
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from . import advise as advise_mod, fit as fit_mod, model
-from .errors import InputError
+from .errors import InputError, OutputError
+from .results import write_atomic
 from .study import RESULTS, STUDY_FILE, load_results, load_study
 
 K = TypeVar("K")
@@ -293,12 +295,11 @@ def write_csv(study: Study, path: Path) -> int:
         for k in row:
             if k not in columns:
                 columns.append(k)
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
     return len(rows)
 
 
@@ -401,7 +402,10 @@ def write_report(outdir: Path) -> str:
     outdir = Path(outdir)
     study = load(outdir)
     figdir = outdir / "figures"
-    figdir.mkdir(exist_ok=True)
+    try:
+        figdir.mkdir(exist_ok=True)
+    except OSError as err:
+        raise OutputError(f"cannot create {figdir}: {err.strerror or err}") from None
     fit = fits(study)
     _write_json(outdir / "fit.json", fit)
     runs = solve_runs(study)
@@ -693,17 +697,13 @@ def write_report(outdir: Path) -> str:
            "fractions and says 'no clear winner' when the ranking can flip within it.")
 
     text = page.html(f"hympi study report: {mach.get('host', '')}")
-    tmp = outdir / "report.html.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, outdir / "report.html")
+    write_atomic(outdir / "report.html", text)
     write_csv(study, outdir / "results.csv")
     return verdict
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(_finite(data), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(_finite(data), indent=2, allow_nan=False) + "\n")
 
 
 def _finite(value: Any) -> Any:

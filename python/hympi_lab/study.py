@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, TextIO
 
-from .errors import InputError
-from .results import now_iso
+from .errors import InputError, OutputError
+from .results import now_iso, write_atomic
 
 STUDY_SCHEMA_VERSION = 1
 RESULTS = "results.jsonl"
@@ -402,13 +402,24 @@ def append_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
     load_results() ignores and --resume runs again.
     """
     data = "".join(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n" for r in records)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise OutputError(f"cannot write {path}: {err.strerror or err}") from None
+    start = os.fstat(fd).st_size
     try:
         view = memoryview(data.encode("utf-8"))
         while view:
             written = os.write(fd, view)
             view = view[written:]
         os.fsync(fd)
+    except OSError as err:
+        # Disk full: take the torn lines back so the file ends on a whole point.
+        try:
+            os.ftruncate(fd, start)
+        except OSError:
+            pass
+        raise OutputError(f"cannot write {path}: {err.strerror or err}") from None
     finally:
         os.close(fd)
 
@@ -448,17 +459,11 @@ def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, 
 
 def rewrite_results(path: Path, results: list[dict[str, Any]], status: dict[str, dict[str, Any]]) -> None:
     """Rewrite the file with complete points only (before a resume), atomically."""
-    tmp = path.with_suffix(".jsonl.tmp")
     by_point: dict[str, list[dict[str, Any]]] = {}
     for r in results:
         by_point.setdefault(r["point"], []).append(r)
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for key, st in status.items():
-            for r in by_point.get(key, []) + [st]:
-                handle.write(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, "".join(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n"
+                               for key, st in status.items() for r in by_point.get(key, []) + [st]))
 
 
 # --- running one point ---------------------------------------------------------
@@ -472,6 +477,7 @@ class RunOutcome:
     stderr_tail: str
     records: list[dict[str, Any]]
     reason: str = ""
+    command: list[str] = field(default_factory=list)  # the exact argv that ran
 
 
 class Interrupted(Exception):
@@ -496,11 +502,21 @@ def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_
     env = dict(os.environ)
     env.update(launch_env)
     env["OMP_NUM_THREADS"] = str(point.threads)
-    with open(outdir / COMMANDS, "a", encoding="utf-8") as log:
-        env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(launch_env.items())
-                             if k != "OMP_NUM_THREADS")
-        log.write(f"# {now_iso()} {point.key}\nOMP_NUM_THREADS={point.threads} {env_words} "
-                  f"{shlex.join(argv)}\n")
+    env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(launch_env.items())
+                         if k != "OMP_NUM_THREADS")
+    try:
+        with open(outdir / COMMANDS, "a", encoding="utf-8") as log:
+            log.write(f"# {now_iso()} {point.key}\nOMP_NUM_THREADS={point.threads} {env_words} "
+                      f"{shlex.join(argv)}\n")
+        outcome = _run(point, argv, env, outdir, timeout_s)
+    except OSError as err:  # the study directory's disk, not the run
+        raise OutputError(f"cannot write in {outdir}: {err.strerror or err}") from None
+    outcome.command = argv
+    return outcome
+
+
+def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
+         timeout_s: float) -> RunOutcome:
     log_path = outdir / RAW / f"{point.key}.log"
     start = time.monotonic()
     timed_out = False
@@ -573,10 +589,10 @@ def _tail(path: Path, lines: int = 15, chars: int = 2000) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
 
 
-def point_status_line(point: Point, outcome: RunOutcome, command: list[str], binding: str) -> dict[str, Any]:
+def point_status_line(point: Point, outcome: RunOutcome, binding: str) -> dict[str, Any]:
     return {"record": "point", "study_schema_version": STUDY_SCHEMA_VERSION, "point": point.key,
             "step": point.step, "label": point.label, "status": outcome.status,
-            "n_results": len(outcome.records), "command": shlex.join(command), "binding": binding,
+            "n_results": len(outcome.records), "command": shlex.join(outcome.command), "binding": binding,
             "ranks": point.ranks, "threads": point.threads, "wall_s": round(outcome.wall_s, 4),
             "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
             "reason": outcome.reason, "stderr_tail": outcome.stderr_tail if outcome.status != "ok" else "",
@@ -695,9 +711,7 @@ def prepare_outdir(outdir: Path, header: dict[str, Any], resume: bool) -> None:
         probe.unlink()
     except OSError as err:
         raise InputError(f"--out {outdir}: not writable ({err.strerror or err})") from None
-    tmp = study_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(header, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, study_file)
+    write_atomic(study_file, json.dumps(header, indent=2) + "\n")
 
 
 def load_study(outdir: Path) -> dict[str, Any]:
@@ -791,10 +805,8 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
             for i, point in enumerate(todo):
                 progress.start(point)
                 outcome = run_point(point, setting, opts.hympi, outdir, timeout_s)
-                command = point_command(point, setting, opts.hympi, outdir)
                 append_lines(results_path, outcome.records +
-                             [point_status_line(point, outcome, command,
-                                                setting.launch(point.cores_per_rank)[1])])
+                             [point_status_line(point, outcome, setting.launch(point.cores_per_rank)[1])])
                 spent.setdefault(point.step, []).append(outcome.wall_s)
                 left = sum((sum(spent[pt.step]) / len(spent[pt.step])) if pt.step in spent
                            else est[pt.step] for pt in todo[i + 1:])
@@ -806,6 +818,12 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
             print(f"\nhympi-lab study: interrupted; what was measured is kept in {outdir / RESULTS}.\n"
                   f"Resume with: hympi-lab study --resume {outdir}", file=out, flush=True)
             return 130
+        except OutputError as err:
+            progress.close()
+            print(f"\nhympi-lab study: {err}; the points measured before are kept in "
+                  f"{outdir / RESULTS}.\nFree space, then resume with: hympi-lab study --resume "
+                  f"{outdir}", file=out, flush=True)
+            return 1
         finally:
             signal.signal(signal.SIGTERM, previous)
         progress.close()
@@ -824,7 +842,7 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
         from . import report
         try:
             summary = report.write_report(outdir)
-        except InputError as err:
+        except (InputError, OutputError) as err:
             print(f"hympi-lab study: the report could not be written: {err}", file=out)
             return 1
         print(f"\nreport: {outdir / 'report.html'}\n{summary}", file=out, flush=True)

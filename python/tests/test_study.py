@@ -379,3 +379,25 @@ def test_study_on_the_emulated_cluster(tmp_path):
     assert internode and all(p["bandwidth_per_node_MBps"] < 1e9 / 8 / 1e6 * 1.3 for p in internode)
     assert "emulated-cluster run --mpi openmpi --np-per-node 1 --" in (outdir / "commands.log").read_text()
     assert not Path("/run/hympi-emulated-cluster").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_full_disk_stops_cleanly_and_keeps_whole_points(tmp_path):
+    """On a 300 kB tmpfs the b_eff records do not fit: the study says so, exits 1,
+    keeps the points before, leaves no torn line and no temporary file."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        outdir = mnt / "s"
+        proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2",
+                        "--steps", "info,beff,pack", "--out", str(outdir)])
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "No space left on device" in proc.stdout and "Traceback" not in proc.stderr
+        assert f"resume with: hympi-lab study --resume {outdir}" in proc.stdout
+        records = lines(outdir / "results.jsonl")  # every line whole JSON
+        assert any(r["record"] == "point" and r["point"] == "info" for r in records)
+        assert not list(mnt.rglob("*.tmp"))
+    finally:
+        subprocess.run(["umount", str(mnt)])
