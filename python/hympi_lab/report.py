@@ -230,13 +230,13 @@ def kernel_advice(runs: dict[str, list[SolveRun]]) -> list[KernelAdvice]:
     return out
 
 
-def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]) -> tuple[str, bool]:
-    """The one-paragraph recommendation and whether it recommends at all."""
+def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]) -> str:
+    """The one-paragraph recommendation, or why there is none."""
     st = study.setting
     ranks, threads, cores = st.get("ranks", 0), st.get("threads", 0), st.get("cores", 0)
     if not advice:
         return ("No recommendation: no solve runs were measured (the solve step did not run or "
-                "every run failed).", False)
+                "every run failed).")
     layout = f"{ranks} ranks x {threads} threads"
     if st.get("oversubscribed"):
         fastest = ", ".join(f"{a.kernel}: {a.best.label}" for a in advice)
@@ -245,7 +245,7 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
                 f"and the timings measure the operating system's scheduling more than the schemes "
                 f"(for the record, fastest here: {fastest}). Run the study where every thread "
                 f"has a core of its own (e.g. on a cluster node, --ranks and --threads with "
-                f"ranks x threads <= cores).", False)
+                f"ranks x threads <= cores).")
     clear = [a for a in advice if a.separated]
     parts = []
     for a in advice:
@@ -268,13 +268,13 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
                  f"{p['value']:.3g} +- {p['sigma']:.2g} planes per process (eq. 14 fit).")
     if not clear:
         return (f"No clear winner on this machine with {layout}: the run-to-run spread covers the "
-                f"differences between the best schemes. " + "; ".join(parts) + "." + cross, False)
+                f"differences between the best schemes. " + "; ".join(parts) + "." + cross)
     votes: dict[str, int] = {}
     for a in clear:
         votes[a.best.label] = votes.get(a.best.label, 0) + 1
     winner = max(votes, key=lambda k: votes[k])
     return (f"Recommended: {winner} with {layout} (best, clearly separated, for "
-            f"{votes[winner]} of {len(advice)} kernels). " + "; ".join(parts) + "." + cross, True)
+            f"{votes[winner]} of {len(advice)} kernels). " + "; ".join(parts) + "." + cross)
 
 
 # --- output ---------------------------------------------------------------------------
@@ -410,7 +410,7 @@ def write_report(outdir: Path) -> str:
     _write_json(outdir / "fit.json", fit)
     runs = solve_runs(study)
     advice = kernel_advice(runs)
-    verdict, _recommends = recommendation(study, advice, fit)
+    verdict = recommendation(study, advice, fit)
     st = study.setting
     nodes_label = f"{st.get('nodes', '?')} {st.get('nodes_kind', '?')} nodes"
     page = Page(figdir)
