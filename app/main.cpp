@@ -6,8 +6,10 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "context.hpp"
@@ -222,6 +224,9 @@ int main(int argc, char** argv) {
     // A failure on one rank after validation: say where, and take every rank
     // down with it rather than leave the others waiting in a collective.
     std::cerr << "hympi: error on rank " << rank << ": " << e.what() << std::endl;
+    // MPICH's Hydra kills every process on MPI_Abort and can drop output it
+    // has not forwarded yet: give it a moment to carry this line out.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
   }
