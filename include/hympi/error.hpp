@@ -14,6 +14,13 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A result file could not be written (full disk, no permission): the
+// message names the path and the OS reason.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // An MPI call returned an error code; the message names the call and place.
 class MpiError : public std::runtime_error {
  public:

@@ -3,6 +3,7 @@
 
 #include "hympi/box.hpp"
 #include "hympi/decomposition.hpp"
+#include "hympi/domain.hpp"
 #include "hympi/error.hpp"
 #include "hympi/exchange.hpp"
 #include "hympi/field.hpp"

@@ -1,0 +1,150 @@
+// The user-kernel API: a stencil code hands hympi its fields and its box
+// update, and runs them under any scheme of the classification. The built-in
+// kernels (src/kernels/) are written on this same API.
+//
+// A Domain is the global grid cut over the ranks (node-aware), the halo
+// width, the chosen scheme with its threads, and the exchange plan. Fields
+// are arrays of doubles over the local box plus `halo` points on every side,
+// i fastest (see Field). One sweep exchanges the halos of the listed fields
+// (one message per neighbour and direction carries all of them) and calls
+// the user's update on every local point exactly once; where the scheme
+// overlaps, the interior is computed while the messages travel and the
+// boundary after.
+//
+// Thread rules: construct, sweep, reduce and report from the thread that
+// called MPI_Init_thread (the master), outside any parallel region. The
+// update runs on hympi's threads (thread ids 0..threads-1) inside hympi's
+// parallel regions: it must not call MPI or any Domain function, and writes
+// only the points of the box it is given (plus its own per-thread data).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hympi/box.hpp"
+#include "hympi/decomposition.hpp"
+#include "hympi/exchange.hpp"
+#include "hympi/field.hpp"
+#include "hympi/scheme.hpp"
+#include "hympi/timing.hpp"
+#include "hympi/topology.hpp"
+
+namespace hympi {
+
+// What to do when the user's update throws (C++) or returns an error (C,
+// Fortran). The sweep always finishes its communication first.
+enum class KernelErrorPolicy {
+  Abort,   // print one line naming scheme, box, rank and thread; MPI_Abort(comm, 3)
+  Throw,   // throw KernelError on the failing rank (the caller stops the others)
+};
+
+struct DomainConfig {
+  std::array<int, 3> grid{0, 0, 0};                   // global points NX, NY, NZ
+  std::array<bool, 3> periodic{false, false, false};  // per axis
+  int halo = 1;          // halo width: the radius of the (star) stencil
+  // A registry entry (find_scheme); default: pure_mpi_scheme().
+  const SchemeEntry* scheme = &pure_mpi_scheme();
+  int threads = 1;       // n
+  int reserved = 0;      // m (0: scheme default)
+  int ranks_per_node = 0;                  // 0: real nodes
+  RankOrder rank_order = RankOrder::Sequential;
+  std::array<int, 3> proc_grid{0, 0, 0};  // 0: chosen node-aware
+  KernelErrorPolicy on_error = KernelErrorPolicy::Abort;
+};
+
+// Every problem with a config at once (empty when valid), for `ranks` ranks.
+// Pure function, no MPI; parameters are named as in DomainConfig, in
+// backquotes. A null scheme is reported as such.
+std::vector<std::string> validate_domain(const DomainConfig& config, int ranks);
+
+// The user's update returned an error or threw (KernelErrorPolicy::Throw).
+class KernelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The update of one box; the sum form returns this box's part of a sum
+// (e.g. a residual), which the sweep adds over threads and ranks.
+using BoxSumFn = std::function<double(const Box&, int thread)>;
+
+// The memory layout of every field of a domain.
+struct FieldLayout {
+  std::array<int, 3> size{0, 0, 0};  // local points
+  int halo = 1;
+  std::ptrdiff_t stride_j = 0, stride_k = 0;  // i is contiguous
+  std::size_t count = 0;  // doubles in the array, halo included
+};
+
+class Domain {
+ public:
+  // Collective over comm (duplicated; errors return codes). Throws
+  // UsageError listing every problem of the config. The program must run
+  // with at least the scheme's MPI thread level (else UsageError).
+  Domain(MPI_Comm comm, const DomainConfig& config);
+  ~Domain();
+  Domain(const Domain&) = delete;
+  Domain& operator=(const Domain&) = delete;
+
+  MPI_Comm comm() const;              // hympi's duplicate of the caller's
+  const DomainConfig& config() const;
+  const LocalDomain& local() const;   // offset, size, neighbours of this rank
+  const GridChoice& grid() const;     // process grid, node block
+  const NodeMap& nodes() const;
+  Scheme& scheme();
+  const SweepRegions& regions() const;
+  int threads() const;
+  FieldLayout layout() const;
+  const ExchangePlan& plan() const;
+
+  // A field of this layout, all zero, first touched by the domain's threads.
+  Field make_field() const;
+  // A field over the caller's memory (layout().count doubles, not owned;
+  // first touch is the caller's).
+  Field wrap_field(double* data) const;
+
+  // One sweep: exchange the halos of `exchange` (fields of this domain), then
+  // update every local point once. Collective over comm().
+  void sweep(const std::vector<Field*>& exchange, const BoxFn& update);
+  // The same; returns the sum of the update's results over threads and
+  // ranks (one MPI_Allreduce).
+  double sweep_sum(const std::vector<Field*>& exchange, const BoxSumFn& update);
+  // Every local point once, all threads, no exchange (vector updates);
+  // booked as non-overlappable computation. The sum form reduces like
+  // sweep_sum; local_sum stops at this rank's sum (no MPI).
+  void for_each(const BoxFn& update);
+  double for_each_sum(const BoxSumFn& update);
+  double for_each_local_sum(const BoxSumFn& update);
+  // Collective sum over ranks, booked as the master's communication.
+  double allreduce_sum(double local);
+
+  // Timing of the user's loop: start_clock() (collective: a barrier, then
+  // zeroes the per-thread times and the sweep count), stop_clock().
+  void start_clock();
+  void stop_clock();
+  double elapsed() const;             // this rank's seconds between them
+  long long sweeps() const;           // sweeps since start_clock()
+  Timers& timers();                   // per thread and phase since start_clock()
+
+  // Collective: the timed loop's summary as a JSON document on `path` (rank
+  // 0 writes; "-" is stdout), in the shape of `hympi solve --json` results so
+  // that hympi-lab study --app and report read it. `name` names the kernel
+  // ("user:" is prefixed). Throws OutputError when the file cannot be written.
+  void write_report(const std::string& path, const std::string& name,
+                    const std::vector<const Field*>& checksum_fields = {});
+
+  // Sum and root of the sum of squares of a field's local points over ranks
+  // (collective): the checksum a user compares between schemes.
+  std::array<double, 2> checksum(const Field& field);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hympi

@@ -1,0 +1,118 @@
+/* The C API of hympi's user-kernel interface (the C++ one is
+ * hympi/domain.hpp; the Fortran module `hympi` wraps this one).
+ *
+ * Opaque handles, status codes, no exception crosses it. Every function
+ * returns HYMPI_SUCCESS or an error code; hympi_last_error() gives the
+ * message of the last error on the calling thread.
+ *
+ * Fields are arrays of doubles over the local box plus `halo` points on every
+ * side, i fastest: the point (i, j, k) of the local box (0 <= i < size[0],
+ * halo points at -halo..-1 and size[d]..size[d]+halo-1) is
+ *   data[(i + halo) + stride_j * (j + halo) + stride_k * (k + halo)].
+ *
+ * Thread rules: every hympi_* function is called by the thread that called
+ * MPI_Init_thread, outside any parallel region. The box callback runs on
+ * hympi's threads inside hympi's parallel regions; it must not call MPI or
+ * hympi_* functions, and writes only the points of the box it is given.
+ */
+#ifndef HYMPI_H
+#define HYMPI_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  HYMPI_SUCCESS = 0,
+  HYMPI_ERR_USAGE = 1,      /* bad argument or configuration */
+  HYMPI_ERR_MPI = 2,        /* an MPI call failed */
+  HYMPI_ERR_KERNEL = 3,     /* the box callback returned non-zero */
+  HYMPI_ERR_OUTPUT = 4,     /* a report file could not be written */
+  HYMPI_ERR_STATE = 5,      /* called outside MPI init/finalize, or a freed handle */
+  HYMPI_ERR_INTERNAL = 6
+};
+
+/* What a failing callback does: stop every rank (print one line, MPI_Abort
+ * with code 3), or return HYMPI_ERR_KERNEL on the failing rank. */
+enum { HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1 };
+
+typedef struct hympi_domain_s* hympi_domain;
+typedef struct hympi_field_s* hympi_field;
+
+/* A box of local points: half-open [lo, hi) per direction (0 = i). */
+typedef struct {
+  int lo[3];
+  int hi[3];
+} hympi_box;
+
+/* The update of one box by thread `thread`. Returns 0, or non-zero to fail
+ * the sweep. `partial` (never NULL) starts at 0 for each call: add the box's
+ * part of a sum to it (hympi_sweep_sum); ignore it otherwise. */
+typedef int (*hympi_box_fn)(const hympi_box* box, int thread, void* user, double* partial);
+
+typedef struct {
+  int grid[3];          /* global points NX, NY, NZ */
+  int periodic[3];      /* 0 or 1 per axis */
+  int halo;             /* halo width >= 1 */
+  const char* scheme;   /* registered scheme name; NULL: pure MPI (masteronly) */
+  int threads;          /* >= 1 */
+  int reserved;         /* 0: scheme default */
+  int ranks_per_node;   /* 0: real nodes */
+  int on_error;         /* HYMPI_ON_ERROR_ABORT (default) or _RETURN */
+} hympi_domain_config;
+
+/* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread. */
+void hympi_domain_config_init(hympi_domain_config* config);
+
+/* Message of the last error on this thread ("" when none). */
+const char* hympi_last_error(void);
+
+/* Collective over comm. */
+int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_domain* domain);
+int hympi_domain_free(hympi_domain* domain); /* sets *domain to NULL */
+
+/* This rank's box: size[3], offset[3] (global index of local point 0). */
+int hympi_domain_local(hympi_domain domain, int size[3], int offset[3]);
+/* Layout of every field: halo, strides of j and k, doubles per array. */
+int hympi_domain_layout(hympi_domain domain, int* halo, ptrdiff_t* stride_j,
+                        ptrdiff_t* stride_k, size_t* count);
+int hympi_domain_threads(hympi_domain domain, int* threads);
+
+/* A zero field allocated by hympi (first touched by its threads), or one
+ * over the caller's array of `count` doubles (not owned). */
+int hympi_field_create(hympi_domain domain, hympi_field* field);
+int hympi_field_wrap(hympi_domain domain, double* data, hympi_field* field);
+int hympi_field_data(hympi_field field, double** data);
+int hympi_field_free(hympi_field* field); /* sets *field to NULL */
+
+/* One sweep: exchange the halos of fields[0..nfields-1] (one message per
+ * neighbour and direction), then call fn on boxes covering every local
+ * point once. Collective. */
+int hympi_sweep(hympi_domain domain, int nfields, const hympi_field* fields, hympi_box_fn fn,
+                void* user);
+/* The same, and *sum = the callbacks' partials summed over threads and ranks. */
+int hympi_sweep_sum(hympi_domain domain, int nfields, const hympi_field* fields,
+                    hympi_box_fn fn, void* user, double* sum);
+/* Every local point once, no exchange; *sum as above (sum may be NULL). */
+int hympi_for_each(hympi_domain domain, hympi_box_fn fn, void* user, double* sum);
+
+/* Timing of the caller's loop (collective start: barrier, then zero). */
+int hympi_start_clock(hympi_domain domain);
+int hympi_stop_clock(hympi_domain domain);
+/* Collective: sum and l2 norm of a field's local points over all ranks. */
+int hympi_checksum(hympi_domain domain, hympi_field field, double* sum, double* l2);
+/* Collective: the timed loop's summary as JSON on path (rank 0 writes;
+ * "-" is stdout), read by `hympi-lab study --app`. name: the kernel's name. */
+int hympi_report_json(hympi_domain domain, const char* path, const char* name);
+
+/* Registered scheme names joined by ", " (static storage). */
+const char* hympi_scheme_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HYMPI_H */
