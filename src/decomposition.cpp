@@ -31,15 +31,15 @@ LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3
   return d;
 }
 
-Box interior_box(const LocalDomain& d) {
+Box interior_box(const LocalDomain& d, int halo) {
   Box b = d.box();
   for (int dir = 0; dir < kDirections; ++dir) {
     if (!d.has_neighbour(dir)) continue;
     const int a = dir_axis(dir);
     if (dir_side(dir) == 0)
-      b.lo[a] = std::min(b.lo[a] + 1, b.hi[a]);
+      b.lo[a] = std::min(b.lo[a] + halo, b.hi[a]);
     else
-      b.hi[a] = std::max(b.hi[a] - 1, b.lo[a]);
+      b.hi[a] = std::max(b.hi[a] - halo, b.lo[a]);
   }
   return b;
 }

@@ -1,14 +1,20 @@
 #include "hympi/exchange.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "hympi/error.hpp"
 
 namespace hympi {
 
 ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes,
-                           int pieces)
-    : comm_(comm), pieces_(std::max(1, std::min({pieces, domain.size[2], kMaxPieces}))) {
+                           int pieces, int halo)
+    : comm_(comm), pieces_(std::max(1, std::min({pieces, domain.size[2], kMaxPieces}))),
+      halo_(halo) {
+  if (halo < 1) throw std::invalid_argument("ExchangePlan: halo must be >= 1");
+  for (int dir = 0; dir < kDirections; ++dir)
+    if (domain.has_neighbour(dir) && domain.size[dir_axis(dir)] < halo)
+      throw std::invalid_argument("ExchangePlan: a local extent is smaller than the halo width");
   // x and y faces are split along k; z faces are whole. Every rank along the
   // x and y axes has the same k extent, so pieces match across a face.
   for (int dir = 0; dir < kDirections; ++dir) {
@@ -30,13 +36,13 @@ ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeM
       m.send_box = face;
       m.recv_box = face;
       if (dir_side(dir) == 0) {
-        m.send_box.hi[a] = 1;
-        m.recv_box.lo[a] = -1;
+        m.send_box.hi[a] = halo;
+        m.recv_box.lo[a] = -halo;
         m.recv_box.hi[a] = 0;
       } else {
-        m.send_box.lo[a] = domain.size[a] - 1;
+        m.send_box.lo[a] = domain.size[a] - halo;
         m.recv_box.lo[a] = domain.size[a];
-        m.recv_box.hi[a] = domain.size[a] + 1;
+        m.recv_box.hi[a] = domain.size[a] + halo;
       }
       // Tag = the sender's direction and piece: unambiguous even when both
       // neighbours along an axis are the same rank (or this rank itself).
@@ -44,15 +50,26 @@ ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeM
       // k extent, which differs between z neighbours after an uneven split.
       m.send_tag = dir * kMaxPieces + p;
       m.recv_tag = opposite(dir) * kMaxPieces + p;
-      m.send_buf.resize(static_cast<std::size_t>(m.send_box.points()));
-      m.recv_buf.resize(static_cast<std::size_t>(m.recv_box.points()));
-      const int kind = m.intra_node ? 0 : 1;
-      bytes_[kind] += static_cast<long long>(m.send_buf.size() * sizeof(double));
-      count_[kind] += 1;
       messages_.push_back(std::move(m));
     }
   }
   all_requests_.assign(2 * messages_.size(), MPI_REQUEST_NULL);
+  fields_ = 0;
+  set_field_count(1);
+}
+
+void ExchangePlan::set_field_count(int count) {
+  if (count < 1) throw std::invalid_argument("ExchangePlan: at least one field per exchange");
+  if (count == fields_) return;
+  fields_ = count;
+  bytes_[0] = bytes_[1] = count_[0] = count_[1] = 0;
+  for (auto& m : messages_) {
+    m.send_buf.resize(static_cast<std::size_t>(m.send_box.points()) * count);
+    m.recv_buf.resize(static_cast<std::size_t>(m.recv_box.points()) * count);
+    const int kind = m.intra_node ? 0 : 1;
+    bytes_[kind] += static_cast<long long>(m.send_buf.size() * sizeof(double));
+    count_[kind] += 1;
+  }
 }
 
 ExchangePlan::~ExchangePlan() {
@@ -78,17 +95,34 @@ void for_rows(const Box& b, Fn&& fn) {
   for (int k = b.lo[2]; k < b.hi[2]; ++k)
     for (int j = b.lo[1]; j < b.hi[1]; ++j) fn(j, k);
 }
-}  // namespace
 
-void ExchangePlan::pack(FaceMessage& m, const Field& f) {
-  double* out = m.send_buf.data();
-  const int n = m.send_box.extent(0);
-  for_rows(m.send_box, [&](int j, int k) {
-    const double* row = f.data() + f.index(m.send_box.lo[0], j, k);
+// The buffer holds the face of each field in turn, rows of i, j then k.
+double* pack_field(const Box& box, const Field& f, double* out) {
+  const int n = box.extent(0);
+  for_rows(box, [&](int j, int k) {
+    const double* row = f.data() + f.index(box.lo[0], j, k);
     std::copy(row, row + n, out);
     out += n;
   });
+  return out;
 }
+
+const double* unpack_field(const Box& box, Field& f, const double* in) {
+  const int n = box.extent(0);
+  for_rows(box, [&](int j, int k) {
+    std::copy(in, in + n, f.data() + f.index(box.lo[0], j, k));
+    in += n;
+  });
+  return in;
+}
+}  // namespace
+
+void ExchangePlan::pack(FaceMessage& m, const FieldList& fields) {
+  double* out = m.send_buf.data();
+  for (const Field* f : fields) out = pack_field(m.send_box, *f, out);
+}
+
+void ExchangePlan::pack(FaceMessage& m, const Field& f) { pack_field(m.send_box, f, m.send_buf.data()); }
 
 void ExchangePlan::send(FaceMessage& m) {
   HYMPI_CHECK_MPI(MPI_Isend(m.send_buf.data(), static_cast<int>(m.send_buf.size()), MPI_DOUBLE,
@@ -99,13 +133,13 @@ void ExchangePlan::wait_recv(FaceMessage& m) {
   HYMPI_CHECK_MPI(MPI_Wait(&m.recv_req, MPI_STATUS_IGNORE));
 }
 
-void ExchangePlan::unpack(const FaceMessage& m, Field& f) {
+void ExchangePlan::unpack(const FaceMessage& m, const FieldList& fields) {
   const double* in = m.recv_buf.data();
-  const int n = m.recv_box.extent(0);
-  for_rows(m.recv_box, [&](int j, int k) {
-    std::copy(in, in + n, f.data() + f.index(m.recv_box.lo[0], j, k));
-    in += n;
-  });
+  for (Field* f : fields) in = unpack_field(m.recv_box, *f, in);
+}
+
+void ExchangePlan::unpack(const FaceMessage& m, Field& f) {
+  unpack_field(m.recv_box, f, m.recv_buf.data());
 }
 
 void ExchangePlan::wait_send(FaceMessage& m) {
@@ -122,7 +156,7 @@ void timed(ThreadTimes* times, Phase phase, Fn&& fn) {
 }
 }  // namespace
 
-void ExchangePlan::begin(const Field& f, ThreadTimes* times) {
+void ExchangePlan::begin(const FieldList& f, ThreadTimes* times) {
   timed(times, Phase::Comm, [&] {
     for (auto& m : messages_) post_recv(m);
   });
@@ -146,7 +180,7 @@ bool ExchangePlan::test_all() {
   return done != 0;
 }
 
-void ExchangePlan::end(Field& f, ThreadTimes* times) {
+void ExchangePlan::end(const FieldList& f, ThreadTimes* times) {
   timed(times, Phase::Comm, [&] {
     HYMPI_CHECK_MPI(MPI_Waitall(static_cast<int>(all_requests_.size()), all_requests_.data(),
                                 MPI_STATUSES_IGNORE));

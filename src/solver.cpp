@@ -13,6 +13,7 @@
 #include "hympi/kernel.hpp"
 #include "hympi/scheme.hpp"
 #include "kernels/kernel_util.hpp"
+#include "run_support.hpp"
 
 namespace hympi {
 
@@ -28,30 +29,6 @@ Stats make_stats(std::vector<double> v) {
 }
 
 namespace {
-
-// A duplicate of the caller's communicator that returns error codes (so that
-// HYMPI_CHECK_MPI sees them) and is freed on every path.
-class OwnedComm {
- public:
-  explicit OwnedComm(MPI_Comm parent) {
-    HYMPI_CHECK_MPI(MPI_Comm_dup(parent, &comm_));
-    HYMPI_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
-  }
-  ~OwnedComm() {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-  }
-  OwnedComm(const OwnedComm&) = delete;
-  OwnedComm& operator=(const OwnedComm&) = delete;
-  MPI_Comm get() const { return comm_; }
-
- private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
-
-GridChoice grid_for(const SolveConfig& c, const NodeMap& nodes, int ranks) {
-  return choose_grid_for_nodes(c.grid, nodes, ranks, {c.periodic, c.periodic, c.periodic},
-                               c.proc_grid);
-}
 
 // One thread's event log, on a cache line of its own: threads append to
 // their logs at the same time, and the vectors' end pointers would otherwise
@@ -112,28 +89,6 @@ std::vector<RankTrace> gather_trace(const std::vector<TraceLog>& logs, double t0
   return out;
 }
 
-// solve() sets the OpenMP settings its parallel regions rely on (no dynamic
-// adjustment, cfg.threads threads for regions without a num_threads clause)
-// for its own duration only, and gives the caller's back on every path.
-class ScopedOmpSettings {
- public:
-  explicit ScopedOmpSettings(int threads)
-      : dynamic_(omp_get_dynamic()), max_threads_(omp_get_max_threads()) {
-    omp_set_dynamic(0);
-    omp_set_num_threads(threads);
-  }
-  ~ScopedOmpSettings() {
-    omp_set_dynamic(dynamic_);
-    omp_set_num_threads(max_threads_);
-  }
-  ScopedOmpSettings(const ScopedOmpSettings&) = delete;
-  ScopedOmpSettings& operator=(const ScopedOmpSettings&) = delete;
-
- private:
-  int dynamic_;
-  int max_threads_;
-};
-
 // The matrix, when the config asks for CRS and the kernel has a CRS form.
 std::unique_ptr<CrsMatrix> stored_matrix(const KernelInfo& info, const SolveConfig& cfg,
                                          const LocalDomain& domain) {
@@ -168,23 +123,25 @@ std::vector<TraceLog> attach_trace(Timers& timers, const Repetitions& done, int 
 // Collective: cfg.repeat runs of the kernel.
 Repetitions run_repetitions(const Kernel& kernel, const KernelRun& run) {
   const SolveConfig& cfg = run.cfg;
+  Domain& domain = run.domain;
   Repetitions reps;
   for (int rep = 0; rep < cfg.repeat; ++rep) {
-    Timers timers(cfg.threads);
+    Timers& timers = domain.timers();
+    for (auto& t : timers) t.trace = nullptr;
     std::vector<TraceLog> logs;
     if (cfg.trace) logs = attach_trace(timers, reps, cfg.threads);
-    LoopClock clock{run.comm};
-    KernelOutcome out = kernel.run(run, timers, clock);
-    const double elapsed = clock.elapsed;
+    KernelOutcome out = kernel.run(run);
+    const double elapsed = domain.elapsed();
     double max_elapsed = 0;
-    HYMPI_CHECK_MPI(MPI_Allreduce(&elapsed, &max_elapsed, 1, MPI_DOUBLE, MPI_MAX, run.comm));
+    HYMPI_CHECK_MPI(MPI_Allreduce(&elapsed, &max_elapsed, 1, MPI_DOUBLE, MPI_MAX, domain.comm()));
     reps.times.push_back(max_elapsed);
     reps.local_times.push_back(elapsed);
-    reps.loop_starts.push_back(clock.t0);
-    reps.timers.push_back(std::move(timers));
+    reps.loop_starts.push_back(domain.loop_start());
+    reps.timers.push_back(timers);
     if (cfg.trace) reps.logs.push_back(std::move(logs));
     reps.last = std::move(out);
   }
+  for (auto& t : domain.timers()) t.trace = nullptr;
   return reps;
 }
 
@@ -195,55 +152,6 @@ std::size_t median_repetition(const std::vector<double>& times, double median) {
   for (std::size_t i = 1; i < times.size(); ++i)
     if (std::fabs(times[i] - median) < std::fabs(times[med] - median)) med = i;
   return med;
-}
-
-// Collective: per thread and phase (then idle), max over ranks.
-void fill_breakdown(SolveResult& res, const Timers& tm, double local_time, int nt, MPI_Comm comm) {
-  const int width = kPhaseCount + 1;
-  std::vector<double> mine(static_cast<std::size_t>(nt) * width);
-  for (int t = 0; t < nt; ++t) {
-    for (int p = 0; p < kPhaseCount; ++p) mine[t * width + p] = tm[t].seconds[p];
-    mine[t * width + kPhaseCount] = std::max(0.0, local_time - tm[t].busy());
-  }
-  std::vector<double> worst(mine.size());
-  HYMPI_CHECK_MPI(MPI_Allreduce(mine.data(), worst.data(), static_cast<int>(mine.size()),
-                                MPI_DOUBLE, MPI_MAX, comm));
-  res.breakdown.resize(nt);
-  for (int t = 0; t < nt; ++t)
-    for (int p = 0; p <= kPhaseCount; ++p) res.breakdown[t][p] = worst[t * width + p];
-}
-
-// Fractions of the wall time T on the critical path (the model's inputs for
-// masteronly runs): communication = the busiest communicating thread's
-// pack + MPI + unpack; overlappable = the slowest thread's interior work;
-// the rest cannot overlap (boundary, vector updates, region overheads).
-void fill_fractions(SolveResult& res, double T) {
-  if (!(T > 0)) return;
-  double comm_max = 0, interior_max = 0;
-  for (const auto& b : res.breakdown) {
-    comm_max = std::max(comm_max, b[static_cast<int>(Phase::Pack)] +
-                                      b[static_cast<int>(Phase::Unpack)] +
-                                      b[static_cast<int>(Phase::Comm)]);
-    interior_max = std::max(interior_max, b[static_cast<int>(Phase::ComputeInterior)]);
-  }
-  res.f_comm = std::min(1.0, comm_max / T);
-  res.f_comp_overlap = std::min(1.0 - res.f_comm, interior_max / T);
-  res.f_comp_non = std::max(0.0, 1.0 - res.f_comm - res.f_comp_overlap);
-}
-
-// Collective: checksum and L2 norm of the global result.
-void fill_checksums(SolveResult& res, const Field& f, const LocalDomain& domain, MPI_Comm comm) {
-  double sum = 0, sq = 0;
-  const Box b = domain.box();
-  for (int k = b.lo[2]; k < b.hi[2]; ++k)
-    for (int j = b.lo[1]; j < b.hi[1]; ++j)
-      for (int i = b.lo[0]; i < b.hi[0]; ++i) {
-        const double v = f.at(i, j, k);
-        sum += v;
-        sq += v * v;
-      }
-  res.checksum = detail::allreduce_sum(sum, comm);
-  res.l2 = std::sqrt(detail::allreduce_sum(sq, comm));
 }
 
 // Collective: bytes and messages per exchange, summed over ranks.
@@ -265,52 +173,59 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   res.iterations = reps.last.iterations;
   res.residual = reps.last.residual;
   const std::size_t med = median_repetition(reps.times, res.time_s.median);
+  const MPI_Comm comm = run.domain.comm();
   if (cfg.trace)
-    res.trace = gather_trace(reps.logs[med], reps.loop_starts[med], reps.local_times[med], run.comm);
-  fill_breakdown(res, reps.timers[med], reps.local_times[med], cfg.threads, run.comm);
-  fill_fractions(res, reps.times[med]);
-  fill_checksums(res, reps.last.field, run.domain, run.comm);
+    res.trace = gather_trace(reps.logs[med], reps.loop_starts[med], reps.local_times[med], comm);
+  res.breakdown = detail::breakdown_max(reps.timers[med], reps.local_times[med], comm);
+  const detail::Fractions f = detail::critical_fractions(res.breakdown, reps.times[med]);
+  res.f_comm = f.comm;
+  res.f_comp_non = f.comp_non;
+  res.f_comp_overlap = f.comp_overlap;
+  const std::array<double, 2> sums = run.domain.checksum(reps.last.field);
+  res.checksum = sums[0];
+  res.l2 = sums[1];
   const double points = 1.0 * cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
   res.mlups = res.time_s.median > 0 ? points * res.iterations / res.time_s.median / 1e6 : 0;
-  fill_exchange_counts(res, run.plan, run.comm);
+  fill_exchange_counts(res, run.domain.plan(), comm);
+}
+
+// The domain of a solve: the config's grid, boundaries and scheme, halo 1.
+DomainConfig domain_config(const SolveConfig& c) {
+  DomainConfig d;
+  d.grid = c.grid;
+  d.periodic = {c.periodic, c.periodic, c.periodic};
+  d.halo = 1;
+  d.scheme = c.scheme;
+  d.threads = c.threads;
+  d.reserved = c.reserved;
+  d.ranks_per_node = c.ranks_per_node;
+  d.rank_order = c.rank_order;
+  d.proc_grid = c.proc_grid;
+  // A built-in kernel that fails is a bug: an exception, as for any other.
+  d.on_error = KernelErrorPolicy::Throw;
+  return d;
 }
 
 }  // namespace
 
 SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local) {
-  OwnedComm owned(parent);
-  MPI_Comm comm = owned.get();
-  int size = 0;
-  HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
-
-  const SchemeEntry* entry = cfg.scheme;
-  if (!entry) throw UsageError("no scheme given");
+  if (!cfg.scheme) throw UsageError("no scheme given");
   const Kernel& kernel = kernel_for(cfg.kernel);
-  ScopedOmpSettings omp_settings(cfg.threads);
+  detail::ScopedOmpSettings omp_settings(cfg.threads);
+  Domain domain(parent, domain_config(cfg));
 
   SolveResult res;
   res.config = cfg;
-  res.nodes = discover_nodes(comm, cfg.ranks_per_node, cfg.rank_order);
-  res.grid = grid_for(cfg, res.nodes, size);
-  const ProcessGrid grid = make_process_grid(comm, res.nodes, res.grid);
-  const std::array<bool, 3> periodic{cfg.periodic, cfg.periodic, cfg.periodic};
-  const LocalDomain domain = decompose(cfg.grid, periodic, grid);
+  res.reserved_used = domain.scheme().reserved_threads();
+  res.nodes = domain.nodes();
+  res.grid = domain.grid();
+  const std::unique_ptr<CrsMatrix> crs = stored_matrix(kernel.info(), cfg, domain.local());
 
-  std::unique_ptr<Scheme> scheme = entry->make(SchemeParams{cfg.threads, cfg.reserved});
-  res.reserved_used = scheme->reserved_threads();
-  ExchangePlan plan(comm, domain, res.nodes, scheme->face_pieces());
-
-  SweepRegions regions;
-  regions.local = domain.box();
-  regions.interior = interior_box(domain);
-  regions.boundary = subtract(regions.local, regions.interior);
-  const std::unique_ptr<CrsMatrix> crs = stored_matrix(kernel.info(), cfg, domain);
-
-  const KernelRun run{comm, cfg, domain, plan, *scheme, regions, crs.get(), cfg.threads};
+  const KernelRun run{cfg, domain, crs.get()};
   Repetitions reps = run_repetitions(kernel, run);
   summarise(res, reps, run);
   if (local) {
-    local->domain = domain;
+    local->domain = domain.local();
     local->field = std::move(reps.last.field);
   }
   return res;
@@ -325,36 +240,6 @@ void check_counts(const SolveConfig& c, std::vector<std::string>& errors) {
   if (c.max_iters < 1) errors.push_back("`max_iters` must be >= 1");
   if (!(c.tol > 0) || !(c.tol < 1)) errors.push_back("`tol` must be in (0, 1)");
   if (c.repeat < 1) errors.push_back("`repeat` must be >= 1");
-  if (c.threads < 1 || c.threads > 1024)
-    errors.push_back("`threads` must be between 1 and 1024 (got " + std::to_string(c.threads) + ")");
-}
-
-// "'a' does" or "'a', 'b' do": the schemes that take reserved threads.
-std::string schemes_taking_reserved() {
-  std::string names;
-  int count = 0;
-  for (const auto& e : scheme_registry())
-    if (e.info.takes_reserved) {
-      names += (count++ ? ", '" : "'") + e.info.name + "'";
-    }
-  if (count == 0) return "none does";
-  return names + (count == 1 ? " does" : " do");
-}
-
-// The thread rules the scheme declares in its SchemeInfo.
-void check_scheme_threads(const SolveConfig& c, std::vector<std::string>& errors) {
-  if (!c.scheme || c.threads < 1) return;
-  const SchemeInfo& s = c.scheme->info;
-  if (c.threads < s.min_threads)
-    errors.push_back("scheme '" + s.name + "' needs at least " + std::to_string(s.min_threads) +
-                     " threads (one communicates, the others compute); got threads = " +
-                     std::to_string(c.threads));
-  if (c.reserved != 0 && !s.takes_reserved)
-    errors.push_back("scheme '" + s.name + "' takes no `reserved` (only " + schemes_taking_reserved() +
-                     ")");
-  if (s.takes_reserved && c.reserved != 0 && (c.reserved < 1 || c.reserved >= c.threads))
-    errors.push_back("`reserved` must satisfy 1 <= m < threads (got m = " +
-                     std::to_string(c.reserved) + ", threads = " + std::to_string(c.threads) + ")");
 }
 
 const KernelInfo* registered(KernelKind kind) {
@@ -381,66 +266,44 @@ void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
   }
 }
 
-// The process grid fits the grid, and the kernel's memory fits the nodes.
-void check_decomposition(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
-                         double node_memory_bytes, const KernelInfo* kernel,
-                         std::vector<std::string>& errors) {
-  int nodes = 1, rpn = ranks;
-  if (c.ranks_per_node > 0) {
-    rpn = c.ranks_per_node;
-    nodes = ranks / rpn;
-  } else if (real_nodes && real_nodes->homogeneous()) {
+// The kernel's memory fits the nodes.
+void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
+                  double node_memory_bytes, const KernelInfo& kernel,
+                  std::vector<std::string>& errors) {
+  int nodes = 1;
+  if (c.ranks_per_node > 0)
+    nodes = ranks / c.ranks_per_node;
+  else if (real_nodes && real_nodes->homogeneous())
     nodes = real_nodes->node_count;
-    rpn = real_nodes->ranks_per_node.front();
-  }
-  const std::array<bool, 3> periodic{c.periodic, c.periodic, c.periodic};
-  const GridChoice g = choose_grid(c.grid, nodes, rpn, periodic, c.proc_grid);
-  const char axis[3] = {'x', 'y', 'z'};
-  for (int d = 0; d < 3; ++d)
-    if (g.dims[d] > c.grid[d])
-      errors.push_back("`grid` has " + std::to_string(c.grid[d]) + " points along " + axis[d] +
-                       " but the process grid " + std::to_string(g.dims[0]) + "x" +
-                       std::to_string(g.dims[1]) + "x" + std::to_string(g.dims[2]) + " has " +
-                       std::to_string(g.dims[d]) + " processes there (each needs >= 1 point)");
-  if (node_memory_bytes > 0 && kernel) {
-    const double need =
-        kernel->memory_bytes_per_point(c.format) * c.grid[0] * c.grid[1] * c.grid[2] / nodes;
-    if (need > node_memory_bytes)
-      errors.push_back("the grid needs about " + std::to_string(static_cast<long long>(need / 1e6)) +
-                       " MB per node, more than the node's " +
-                       std::to_string(static_cast<long long>(node_memory_bytes / 1e6)) + " MB");
-  }
+  const double need =
+      kernel.memory_bytes_per_point(c.format) * c.grid[0] * c.grid[1] * c.grid[2] / nodes;
+  if (need > node_memory_bytes)
+    errors.push_back("the grid needs about " + std::to_string(static_cast<long long>(need / 1e6)) +
+                     " MB per node, more than the node's " +
+                     std::to_string(static_cast<long long>(node_memory_bytes / 1e6)) + " MB");
 }
 
 }  // namespace
 
 std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
                                          double node_memory_bytes) {
-  std::vector<std::string> errors;
+  // The domain's rules (grid, threads and scheme, nodes, decomposition),
+  // then the kernel's and the solve's own.
+  DomainConfig d = domain_config(c);
+  if (!c.scheme) {  // the caller reports the name it could not resolve
+    d.scheme = &pure_mpi_scheme();
+    d.reserved = 0;
+  }
+  std::vector<std::string> errors = validate_domain(d, ranks, real_nodes);
   const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
-  if (!grid_ok) errors.push_back("`grid` dimensions must be positive integers");
   check_counts(c, errors);
-  check_scheme_threads(c, errors);
   const KernelInfo* kernel = registered(c.kernel);
   if (kernel)
     check_kernel(c, *kernel, grid_ok, errors);
   else
     errors.push_back("unknown kernel " + std::to_string(static_cast<int>(c.kernel)));
-
-  bool rpn_ok = true;
-  if (c.ranks_per_node < 0 || (c.ranks_per_node > 0 && ranks % c.ranks_per_node != 0)) {
-    errors.push_back("`ranks_per_node` " + std::to_string(c.ranks_per_node) +
-                     " does not divide the " + std::to_string(ranks) + " ranks");
-    rpn_ok = false;
-  }
-  const long long fixed = 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2];
-  if (c.proc_grid[0] > 0 && fixed != ranks)
-    errors.push_back("`proc_grid` " + std::to_string(c.proc_grid[0]) + "x" +
-                     std::to_string(c.proc_grid[1]) + "x" + std::to_string(c.proc_grid[2]) +
-                     " has " + std::to_string(fixed) + " processes, but there are " +
-                     std::to_string(ranks) + " ranks");
-  else if (grid_ok && rpn_ok)
-    check_decomposition(c, ranks, real_nodes, node_memory_bytes, kernel, errors);
+  if (errors.empty() && kernel && node_memory_bytes > 0)
+    check_memory(c, ranks, real_nodes, node_memory_bytes, *kernel, errors);
   return errors;
 }
 

@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
             for (int i = 0; i < d.size[0]; ++i)
               f.at(i, j, k) = code(g, d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
         if (path == 0) {
-          plan.begin(f);
-          plan.end(f);
+          plan.begin({&f});
+          plan.end({&f});
         } else {
           auto& msgs = plan.messages();
           const int n = static_cast<int>(msgs.size());

@@ -33,7 +33,7 @@ LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3
                       const ProcessGrid& grid);
 
 // The interior: points whose stencil needs no halo value that arrives by
-// message (the box shrunk by one on every side that has a neighbour).
-Box interior_box(const LocalDomain& d);
+// message (the box shrunk by `halo` on every side that has a neighbour).
+Box interior_box(const LocalDomain& d, int halo = 1);
 
 }  // namespace hympi

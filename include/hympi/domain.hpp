@@ -60,8 +60,10 @@ struct DomainConfig {
 
 // Every problem with a config at once (empty when valid), for `ranks` ranks.
 // Pure function, no MPI; parameters are named as in DomainConfig, in
-// backquotes. A null scheme is reported as such.
-std::vector<std::string> validate_domain(const DomainConfig& config, int ranks);
+// backquotes. A null scheme is reported as such. real_nodes: the nodes found
+// without ranks_per_node (nullptr: one node).
+std::vector<std::string> validate_domain(const DomainConfig& config, int ranks,
+                                         const NodeMap* real_nodes = nullptr);
 
 // The user's update returned an error or threw (KernelErrorPolicy::Throw).
 class KernelError : public std::runtime_error {
@@ -130,6 +132,7 @@ class Domain {
   double elapsed() const;             // this rank's seconds between them
   long long sweeps() const;           // sweeps since start_clock()
   Timers& timers();                   // per thread and phase since start_clock()
+  double loop_start() const;          // now() at start_clock()
 
   // Collective: the timed loop's summary as a JSON document on `path` (rank
   // 0 writes; "-" is stdout), in the shape of `hympi solve --json` results so

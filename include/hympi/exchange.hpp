@@ -20,14 +20,18 @@ namespace hympi {
 // below the MPI guarantee of 32767).
 constexpr int kMaxPieces = 1024;
 
+// The fields whose halos one exchange brings up to date, all of one layout:
+// one message per face (or face piece) carries all of them, field after field.
+using FieldList = std::vector<Field*>;
+
 // One message each way across one face, or across one piece of a face.
 struct FaceMessage {
   int dir = 0;
   int piece = 0;              // piece of the face along k (multiple-own)
   int neighbour = MPI_PROC_NULL;
   bool intra_node = false;
-  Box send_box;               // local interior points sent
-  Box recv_box;               // halo points received (local coords, -1 or n)
+  Box send_box;               // local interior points sent (per field)
+  Box recv_box;               // halo points received (local coords, -halo..-1 or n..)
   int send_tag = 0, recv_tag = 0;
   std::vector<double> send_buf, recv_buf;
   MPI_Request send_req = MPI_REQUEST_NULL;
@@ -38,8 +42,11 @@ class ExchangePlan {
  public:
   // `pieces` > 1 splits each x and y face along k into pieces with the same
   // uneven split that split_box(domain.box(), pieces) uses, so that the thread
-  // owning slab p of the box also owns piece p of those faces.
-  ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes, int pieces = 1);
+  // owning slab p of the box also owns piece p of those faces. Faces are
+  // `halo` points thick (each local extent along an axis with a neighbour
+  // must be >= halo). The buffers hold one field until set_field_count.
+  ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes, int pieces = 1,
+               int halo = 1);
   ~ExchangePlan();
   ExchangePlan(const ExchangePlan&) = delete;
   ExchangePlan& operator=(const ExchangePlan&) = delete;
@@ -47,13 +54,22 @@ class ExchangePlan {
   std::vector<FaceMessage>& messages() { return messages_; }
   const std::vector<FaceMessage>& messages() const { return messages_; }
   int pieces() const { return pieces_; }
+  int halo() const { return halo_; }
+  // Size the buffers for `count` fields per message (master thread, no
+  // exchange in flight). Cheap when the count is unchanged.
+  void set_field_count(int count);
+  int field_count() const { return fields_; }
 
   // Per-message steps. Thread-safe for distinct messages when the MPI library
   // provides MPI_THREAD_MULTIPLE (or when one thread calls them all).
+  // pack/unpack move every field of the list (as many as set_field_count);
+  // the one-field forms suit a plan of one field.
   void post_recv(FaceMessage& m);
+  static void pack(FaceMessage& m, const FieldList& fields);
   static void pack(FaceMessage& m, const Field& f);
   void send(FaceMessage& m);
   void wait_recv(FaceMessage& m);
+  static void unpack(const FaceMessage& m, const FieldList& fields);
   static void unpack(const FaceMessage& m, Field& f);
   void wait_send(FaceMessage& m);
   // Non-blocking completion test of every outstanding request (adaptive).
@@ -62,8 +78,8 @@ class ExchangePlan {
   // Whole-plan begin/end by one thread (masteronly, funneled, adaptive).
   // With `times`, packing and unpacking are booked as Pack/Unpack and the
   // MPI calls as Comm on that thread's account.
-  void begin(const Field& f, ThreadTimes* times = nullptr);
-  void end(Field& f, ThreadTimes* times = nullptr);
+  void begin(const FieldList& fields, ThreadTimes* times = nullptr);
+  void end(const FieldList& fields, ThreadTimes* times = nullptr);
 
   // Bytes and messages this rank sends per exchange, split intra/inter node.
   long long bytes_intra() const { return bytes_[0]; }
@@ -74,6 +90,8 @@ class ExchangePlan {
  private:
   MPI_Comm comm_;
   int pieces_;
+  int halo_;
+  int fields_ = 1;
   std::vector<FaceMessage> messages_;
   std::vector<MPI_Request> all_requests_;
   long long bytes_[2] = {0, 0};

@@ -50,11 +50,12 @@ class Scheme {
   // Threads held back from the interior for communication (the papers' m;
   // 0 when every thread computes).
   virtual int reserved_threads() const { return 0; }
-  // One sweep: bring the halo of `field` up to date and call `compute` on
-  // every point of regions.local exactly once, after the halo values it
-  // reads have arrived. Called by the master thread outside any parallel
-  // region; opens its own. Collective over the plan's communicator.
-  virtual void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions,
+  // One sweep: bring the halos of `fields` up to date (the plan is sized for
+  // them: ExchangePlan::set_field_count) and call `compute` on every point of
+  // regions.local exactly once, after the halo values it reads have arrived.
+  // Called by the master thread outside any parallel region; opens its own.
+  // Collective over the plan's communicator.
+  virtual void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
                      const BoxFn& compute, Timers& timers) = 0;
 };
 

@@ -3,10 +3,7 @@
 // thread, then over ranks. Vector updates cannot overlap the exchange: they
 // are booked as boundary (non-overlappable) computation; the reductions as
 // the master's Comm.
-#include <omp.h>
-
 #include <cmath>
-#include <vector>
 
 #include "kernel_util.hpp"
 #include "reference.hpp"
@@ -15,56 +12,23 @@ namespace hympi {
 
 namespace {
 
-// One repetition's vectors and per-thread partial sums.
+// One repetition's vectors. Sums over threads and ranks go through the
+// Domain: the vector updates as non-overlappable computation, the reductions
+// as the master's communication.
 struct CgState {
-  CgState(const KernelRun& run, Timers& timers)
-      : run_(run), timers_(timers), x(run.domain.size), r(run.domain.size), p(run.domain.size),
-        q(run.domain.size), part_(run.threads) {
+  explicit CgState(Domain& d)
+      : domain(d), x(d.make_field()), r(d.make_field()), p(d.make_field()), q(d.make_field()) {
     detail::fill_value(r, kRhs);
     detail::fill_value(p, kRhs);
   }
-
-  // Sum over threads of body(part of the local box), in its own parallel
-  // region; booked as boundary computation.
-  template <typename Body>
-  double parallel_sum(Body&& body) {
-    const int nt = run_.threads;
-    const Box local = run_.domain.box();
-    for (auto& v : part_) v.value = 0;
-#pragma omp parallel num_threads(nt)
-    {
-      const int t = omp_get_thread_num();
-      PhaseTimer pt(timers_[t], Phase::ComputeBoundary);
-      part_[t].value = body(split_box_part(local, nt, t));
-    }
-    double sum = 0;
-    for (auto& v : part_) sum += v.value;
-    return sum;
+  // q = A p through the scheme (exchanging p's halo); returns the global p.q.
+  double apply_a(const CrsMatrix* crs) {
+    return domain.sweep_sum({&p}, [&](const Box& box, int) {
+      return operator_apply_box(crs, p, q, box, 1.0);
+    });
   }
-
-  // Collective: sum over ranks, booked as the master's communication.
-  double reduce(double v) {
-    PhaseTimer c(timers_[0], Phase::Comm);
-    return detail::allreduce_sum(v, run_.comm);
-  }
-
-  // q = A p through the scheme (exchanging p's halo); returns the local p.q.
-  double apply_a() {
-    for (auto& v : part_) v.value = 0;
-    const CrsMatrix* crs = run_.crs;
-    run_.scheme.sweep(
-        run_.plan, p, run_.regions,
-        [&](const Box& box, int t) { part_[t].value += operator_apply_box(crs, p, q, box, 1.0); },
-        timers_);
-    double pq_local = 0;
-    for (auto& v : part_) pq_local += v.value;
-    return pq_local;
-  }
-
-  const KernelRun& run_;
-  Timers& timers_;
+  Domain& domain;
   Field x, r, p, q;
-  std::vector<detail::Partial> part_;
 };
 
 class Cg final : public Kernel {
@@ -88,27 +52,25 @@ class Cg final : public Kernel {
     return i;
   }
 
-  KernelOutcome run(const KernelRun& run, Timers& timers, LoopClock& clock) const override {
-    CgState s(run, timers);
-    clock.start();
-    double rr = s.reduce(s.parallel_sum([&](const Box& b) { return dot_box(s.r, s.r, b); }));
+  KernelOutcome run(const KernelRun& run) const override {
+    Domain& domain = run.domain;
+    CgState s(domain);
+    domain.start_clock();
+    double rr = domain.for_each_sum([&](const Box& b, int) { return dot_box(s.r, s.r, b); });
     const double rr0 = rr;
     double rel = rr0 > 0 ? 1.0 : 0.0;
     int it = 0;
     while (it < run.cfg.max_iters && rel >= run.cfg.tol) {
-      const double alpha = rr / s.reduce(s.apply_a());
-      const double rr_new = s.reduce(
-          s.parallel_sum([&](const Box& b) { return axpy_pair_box(s.x, s.r, s.p, s.q, alpha, b); }));
+      const double alpha = rr / s.apply_a(run.crs);
+      const double rr_new = domain.for_each_sum(
+          [&](const Box& b, int) { return axpy_pair_box(s.x, s.r, s.p, s.q, alpha, b); });
       ++it;
       rel = std::sqrt(rr_new / rr0);
       const double beta = rr_new / rr;
-      s.parallel_sum([&](const Box& b) {
-        xpay_box(s.p, s.r, beta, b);
-        return 0.0;
-      });
+      domain.for_each([&](const Box& b, int) { xpay_box(s.p, s.r, beta, b); });
       rr = rr_new;
     }
-    clock.stop();
+    domain.stop_clock();
     return {std::move(s.x), it, rel};
   }
 

@@ -21,8 +21,8 @@ class Jacobi final : public Kernel {
     }();
     return i;
   }
-  KernelOutcome run(const KernelRun& run, Timers& timers, LoopClock& clock) const override {
-    return detail::run_ping_pong(run, timers, clock, [](const Field& u, Field& u_new, const Box& b) {
+  KernelOutcome run(const KernelRun& run) const override {
+    return detail::run_ping_pong(run, [](const Field& u, Field& u_new, const Box& b) {
       jacobi_box(u, u_new, b);
     });
   }

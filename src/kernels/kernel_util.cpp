@@ -4,11 +4,6 @@
 
 namespace hympi {
 
-void LoopClock::start() {
-  HYMPI_CHECK_MPI(MPI_Barrier(comm));
-  t0 = now();
-}
-
 namespace detail {
 
 double allreduce_sum(double v, MPI_Comm comm) {

@@ -26,19 +26,18 @@ struct alignas(64) Partial {
 // A kernel that reads one field and writes the other, then swaps them, once
 // per iteration (jacobi, spmv): box_op(in, out, box) computes one box.
 template <typename BoxOp>
-KernelOutcome run_ping_pong(const KernelRun& run, Timers& timers, LoopClock& clock, BoxOp box_op) {
-  const LocalDomain& d = run.domain;
-  Field a(d.size), b(d.size);
-  fill_initial(a, d);
+KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
+  Domain& domain = run.domain;
+  Field a = domain.make_field(), b = domain.make_field();
+  fill_initial(a, domain.local());
   Field* cur = &a;
   Field* nxt = &b;
-  clock.start();
+  domain.start_clock();
   for (int it = 0; it < run.cfg.iters; ++it) {
-    BoxFn fn = [&box_op, cur, nxt](const Box& box, int) { box_op(*cur, *nxt, box); };
-    run.scheme.sweep(run.plan, *cur, run.regions, fn, timers);
+    domain.sweep({cur}, [&box_op, cur, nxt](const Box& box, int) { box_op(*cur, *nxt, box); });
     std::swap(cur, nxt);
   }
-  clock.stop();
+  domain.stop_clock();
   return {std::move(*cur), run.cfg.iters, 0.0};
 }
 

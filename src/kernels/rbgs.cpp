@@ -24,16 +24,16 @@ class Rbgs final : public Kernel {
     }();
     return i;
   }
-  KernelOutcome run(const KernelRun& run, Timers& timers, LoopClock& clock) const override {
-    const LocalDomain& d = run.domain;
-    Field u(d.size);
+  KernelOutcome run(const KernelRun& run) const override {
+    Domain& domain = run.domain;
+    const LocalDomain& d = domain.local();
+    Field u = domain.make_field();
     detail::fill_initial(u, d);
-    clock.start();
+    domain.start_clock();
     for (int it = 0; it < run.cfg.iters; ++it)
       for (int colour = 0; colour < 2; ++colour)
-        run.scheme.sweep(run.plan, u, run.regions,
-                         [&](const Box& box, int) { rbgs_box(u, box, colour, d.offset); }, timers);
-    clock.stop();
+        domain.sweep({&u}, [&](const Box& box, int) { rbgs_box(u, box, colour, d.offset); });
+    domain.stop_clock();
     return {std::move(u), run.cfg.iters, 0.0};
   }
   ReferenceResult reference(const ReferenceProblem& p) const override { return reference_rbgs(p); }

@@ -22,9 +22,9 @@ class Spmv final : public Kernel {
     }();
     return i;
   }
-  KernelOutcome run(const KernelRun& run, Timers& timers, LoopClock& clock) const override {
+  KernelOutcome run(const KernelRun& run) const override {
     const CrsMatrix* crs = run.crs;
-    return detail::run_ping_pong(run, timers, clock, [crs](const Field& x, Field& y, const Box& b) {
+    return detail::run_ping_pong(run, [crs](const Field& x, Field& y, const Box& b) {
       operator_apply_box(crs, x, y, b, kSpmvScale);
     });
   }

@@ -22,8 +22,8 @@ class Adaptive final : public Scheme {
  public:
   explicit Adaptive(const SchemeParams&) {}
   const SchemeInfo& info() const override { return entry_info(); }
-  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
-             Timers& timers) override {
+  void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
+             const BoxFn& compute, Timers& timers) override {
     const int n = static_cast<int>(timers.size());
     // Enough tiles that thread 0 polls often and the queue balances the load,
     // but not so many that taking a tile costs more than computing it.
@@ -37,7 +37,7 @@ class Adaptive final : public Scheme {
       errors.run([&] {
         detail::require_threads(n);
         bool exchanged = t != 0;
-        if (t == 0) plan.begin(field, &tm);
+        if (t == 0) plan.begin(fields, &tm);
         for (;;) {
           if (!exchanged) {
             bool done;
@@ -46,7 +46,7 @@ class Adaptive final : public Scheme {
               done = plan.test_all();
             }
             if (done) {
-              plan.end(field, &tm);  // requests already complete: unpacks
+              plan.end(fields, &tm);  // requests already complete: unpacks
               exchanged = true;
             }
           }
@@ -55,7 +55,7 @@ class Adaptive final : public Scheme {
           PhaseTimer pt(tm, Phase::ComputeInterior);
           compute(split_box_part(regions.interior, tiles, tile), t);
         }
-        if (!exchanged) plan.end(field, &tm);
+        if (!exchanged) plan.end(fields, &tm);
       });
 #pragma omp barrier
       errors.run([&] { detail::compute_boundary_part(regions, compute, n, t, t, tm); });

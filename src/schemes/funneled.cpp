@@ -19,11 +19,11 @@ class Funneled final : public Scheme {
   explicit Funneled(const SchemeParams&) {}
   const SchemeInfo& info() const override { return entry_info(); }
   int reserved_threads() const override { return 1; }
-  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
-             Timers& timers) override {
+  void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
+             const BoxFn& compute, Timers& timers) override {
     detail::reserved_sweep(regions, compute, timers, 1, [&](int) {
-      plan.begin(field, &timers[0]);
-      plan.end(field, &timers[0]);
+      plan.begin(fields, &timers[0]);
+      plan.end(fields, &timers[0]);
     });
   }
 };

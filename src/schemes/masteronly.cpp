@@ -18,10 +18,10 @@ class Masteronly final : public Scheme {
  public:
   explicit Masteronly(const SchemeParams&) {}
   const SchemeInfo& info() const override { return entry_info(); }
-  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
-             Timers& timers) override {
-    plan.begin(field, &timers[0]);
-    plan.end(field, &timers[0]);
+  void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
+             const BoxFn& compute, Timers& timers) override {
+    plan.begin(fields, &timers[0]);
+    plan.end(fields, &timers[0]);
     detail::ErrorSlot errors;
     detail::compute_all_threads(regions, compute, timers, errors);
     errors.rethrow();

@@ -19,8 +19,8 @@ class MasteronlyThreaded final : public Scheme {
  public:
   explicit MasteronlyThreaded(const SchemeParams&) {}
   const SchemeInfo& info() const override { return entry_info(); }
-  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
-             Timers& timers) override {
+  void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
+             const BoxFn& compute, Timers& timers) override {
     const int n = static_cast<int>(timers.size());
     detail::ErrorSlot errors;
 #pragma omp parallel num_threads(n)
@@ -30,8 +30,8 @@ class MasteronlyThreaded final : public Scheme {
         detail::require_threads(n);
         // Message i belongs to thread i mod n.
         auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % n) == t; };
-        detail::start_owned(plan, field, timers[t], mine);
-        detail::finish_owned(plan, field, timers[t], mine);
+        detail::start_owned(plan, fields, timers[t], mine);
+        detail::finish_owned(plan, fields, timers[t], mine);
       });
     }
     errors.rethrow();

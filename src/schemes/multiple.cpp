@@ -19,14 +19,14 @@ class Multiple final : public Scheme {
   explicit Multiple(const SchemeParams& p) : reserved_(p.reserved > 0 ? p.reserved : 1) {}
   const SchemeInfo& info() const override { return entry_info(); }
   int reserved_threads() const override { return reserved_; }
-  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
-             Timers& timers) override {
+  void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
+             const BoxFn& compute, Timers& timers) override {
     const int m = reserved_;
     detail::reserved_sweep(regions, compute, timers, m, [&](int t) {
       // Message i belongs to reserved thread i mod m.
       auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % m) == t; };
-      detail::start_owned(plan, field, timers[t], mine);
-      detail::finish_owned(plan, field, timers[t], mine);
+      detail::start_owned(plan, fields, timers[t], mine);
+      detail::finish_owned(plan, fields, timers[t], mine);
     });
   }
 

@@ -22,8 +22,8 @@ class MultipleOwn final : public Scheme {
   explicit MultipleOwn(const SchemeParams& p) : threads_(p.threads) {}
   const SchemeInfo& info() const override { return entry_info(); }
   int face_pieces() const override { return threads_; }
-  void sweep(ExchangePlan& plan, Field& field, const SweepRegions& regions, const BoxFn& compute,
-             Timers& timers) override {
+  void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
+             const BoxFn& compute, Timers& timers) override {
     const int n = static_cast<int>(timers.size());
     const int slabs = plan.pieces();  // min(threads, local k planes)
     detail::ErrorSlot errors;
@@ -44,12 +44,12 @@ class MultipleOwn final : public Scheme {
           if (dir_axis(m.dir) != 2) return m.piece == t;
           return dir_side(m.dir) == 0 ? t == 0 : t == slabs - 1;
         };
-        detail::start_owned(plan, field, tm, own);
+        detail::start_owned(plan, fields, tm, own);
         {
           PhaseTimer pt(tm, Phase::ComputeInterior);
           compute(intersect(regions.interior, slab), t);
         }
-        detail::finish_owned(plan, field, tm, own);
+        detail::finish_owned(plan, fields, tm, own);
         PhaseTimer pb(tm, Phase::ComputeBoundary);
         for (const Box& b : regions.boundary) compute(intersect(b, slab), t);
       });

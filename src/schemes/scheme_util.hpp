@@ -46,7 +46,7 @@ inline void require_threads(int wanted) {
 // this thread's. start_owned posts their receives, packs and sends them;
 // finish_owned waits for them, unpacks, and waits for the sends.
 template <typename Owns>
-void start_owned(ExchangePlan& plan, const Field& field, ThreadTimes& tm, Owns&& owns) {
+void start_owned(ExchangePlan& plan, const FieldList& fields, ThreadTimes& tm, Owns&& owns) {
   auto& msgs = plan.messages();
   for (std::size_t i = 0; i < msgs.size(); ++i)
     if (owns(i, msgs[i])) {
@@ -57,7 +57,7 @@ void start_owned(ExchangePlan& plan, const Field& field, ThreadTimes& tm, Owns&&
     if (owns(i, msgs[i])) {
       {
         PhaseTimer p(tm, Phase::Pack);
-        ExchangePlan::pack(msgs[i], field);
+        ExchangePlan::pack(msgs[i], fields);
       }
       PhaseTimer c(tm, Phase::Comm);
       plan.send(msgs[i]);
@@ -65,7 +65,7 @@ void start_owned(ExchangePlan& plan, const Field& field, ThreadTimes& tm, Owns&&
 }
 
 template <typename Owns>
-void finish_owned(ExchangePlan& plan, Field& field, ThreadTimes& tm, Owns&& owns) {
+void finish_owned(ExchangePlan& plan, const FieldList& fields, ThreadTimes& tm, Owns&& owns) {
   auto& msgs = plan.messages();
   for (std::size_t i = 0; i < msgs.size(); ++i)
     if (owns(i, msgs[i])) {
@@ -74,7 +74,7 @@ void finish_owned(ExchangePlan& plan, Field& field, ThreadTimes& tm, Owns&& owns
         plan.wait_recv(msgs[i]);
       }
       PhaseTimer u(tm, Phase::Unpack);
-      ExchangePlan::unpack(msgs[i], field);
+      ExchangePlan::unpack(msgs[i], fields);
     }
   for (std::size_t i = 0; i < msgs.size(); ++i)
     if (owns(i, msgs[i])) {

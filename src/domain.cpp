@@ -1,0 +1,563 @@
+#include "hympi/domain.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "hympi/build_info.hpp"
+#include "hympi/error.hpp"
+#include "kernels/kernel_util.hpp"
+#include "run_support.hpp"
+#include "schemes/scheme_util.hpp"
+
+namespace hympi {
+
+// ---- validate_domain: every problem at once, no MPI. ----
+
+namespace {
+
+std::string dims_text(const std::array<int, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+// "'a' does" or "'a', 'b' do": the schemes that take reserved threads.
+std::string schemes_taking_reserved() {
+  std::string names;
+  int count = 0;
+  for (const auto& e : scheme_registry())
+    if (e.info.takes_reserved) names += (count++ ? ", '" : "'") + e.info.name + "'";
+  if (count == 0) return "none does";
+  return names + (count == 1 ? " does" : " do");
+}
+
+// The thread rules the scheme declares in its SchemeInfo.
+void check_threads(const DomainConfig& c, std::vector<std::string>& errors) {
+  if (c.threads < 1 || c.threads > 1024)
+    errors.push_back("`threads` must be between 1 and 1024 (got " + std::to_string(c.threads) + ")");
+  if (!c.scheme) {
+    errors.push_back("no scheme given (one of: " + scheme_names() + ")");
+    return;
+  }
+  if (c.threads < 1) return;
+  const SchemeInfo& s = c.scheme->info;
+  if (c.threads < s.min_threads)
+    errors.push_back("scheme '" + s.name + "' needs at least " + std::to_string(s.min_threads) +
+                     " threads (one communicates, the others compute); got threads = " +
+                     std::to_string(c.threads));
+  if (c.reserved != 0 && !s.takes_reserved)
+    errors.push_back("scheme '" + s.name + "' takes no `reserved` (only " +
+                     schemes_taking_reserved() + ")");
+  if (s.takes_reserved && c.reserved != 0 && (c.reserved < 1 || c.reserved >= c.threads))
+    errors.push_back("`reserved` must satisfy 1 <= m < threads (got m = " +
+                     std::to_string(c.reserved) + ", threads = " + std::to_string(c.threads) + ")");
+}
+
+// The process grid fits the grid, and every rank's box is at least one halo
+// thick along each axis where it has a neighbour (a halo comes from one
+// neighbour only).
+void check_decomposition(const DomainConfig& c, int ranks, const NodeMap* real_nodes,
+                         std::vector<std::string>& errors) {
+  int nodes = 1, rpn = ranks;
+  if (c.ranks_per_node > 0) {
+    rpn = c.ranks_per_node;
+    nodes = ranks / rpn;
+  } else if (real_nodes && real_nodes->homogeneous()) {
+    nodes = real_nodes->node_count;
+    rpn = real_nodes->ranks_per_node.front();
+  }
+  const GridChoice g = choose_grid(c.grid, nodes, rpn, c.periodic, c.proc_grid);
+  const char axis[3] = {'x', 'y', 'z'};
+  for (int d = 0; d < 3; ++d) {
+    if (g.dims[d] > c.grid[d]) {
+      errors.push_back("`grid` has " + std::to_string(c.grid[d]) + " points along " + axis[d] +
+                       " but the process grid " + dims_text(g.dims) + " has " +
+                       std::to_string(g.dims[d]) + " processes there (each needs >= 1 point)");
+      continue;
+    }
+    const int thinnest = c.grid[d] / g.dims[d];
+    if ((g.dims[d] > 1 || c.periodic[d]) && thinnest < c.halo)
+      errors.push_back("`halo` " + std::to_string(c.halo) + " needs at least " +
+                       std::to_string(c.halo) + " points per rank along " + axis[d] + ", but " +
+                       std::to_string(c.grid[d]) + " points over " + std::to_string(g.dims[d]) +
+                       " processes give " + std::to_string(thinnest));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> validate_domain(const DomainConfig& c, int ranks,
+                                         const NodeMap* real_nodes) {
+  std::vector<std::string> errors;
+  const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
+  if (!grid_ok) errors.push_back("`grid` dimensions must be positive integers");
+  if (c.halo < 1 || c.halo > 64)
+    errors.push_back("`halo` must be between 1 and 64 (got " + std::to_string(c.halo) + ")");
+  check_threads(c, errors);
+  bool rpn_ok = true;
+  if (c.ranks_per_node < 0 || (c.ranks_per_node > 0 && ranks % c.ranks_per_node != 0)) {
+    errors.push_back("`ranks_per_node` " + std::to_string(c.ranks_per_node) +
+                     " does not divide the " + std::to_string(ranks) + " ranks");
+    rpn_ok = false;
+  }
+  const long long fixed = 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2];
+  if (c.proc_grid[0] > 0 && fixed != ranks)
+    errors.push_back("`proc_grid` " + dims_text(c.proc_grid) + " has " + std::to_string(fixed) +
+                     " processes, but there are " + std::to_string(ranks) + " ranks");
+  else if (grid_ok && rpn_ok && c.halo >= 1)
+    check_decomposition(c, ranks, real_nodes, errors);
+  return errors;
+}
+
+// ---- Domain ----
+
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::string box_text(const Box& b) {
+  return "[" + std::to_string(b.lo[0]) + "," + std::to_string(b.hi[0]) + ")x[" +
+         std::to_string(b.lo[1]) + "," + std::to_string(b.hi[1]) + ")x[" +
+         std::to_string(b.lo[2]) + "," + std::to_string(b.hi[2]) + ")";
+}
+
+// The first failure of the user's update in one sweep: the update is not
+// called again in that sweep (the communication still completes, so that no
+// rank is left waiting for a message).
+class FailureSlot {
+ public:
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  void record(const Box& box, int thread, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed()) return;
+    box_ = box;
+    thread_ = thread;
+    what_ = what;
+    failed_.store(true);
+  }
+  template <typename Fn>
+  void guard(const Box& box, int thread, Fn&& fn) noexcept {
+    if (failed()) return;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      record(box, thread, e.what());
+    } catch (...) {
+      record(box, thread, "unknown exception");
+    }
+  }
+  std::string message(const std::string& scheme, int rank) const {
+    return "the kernel's box update failed under scheme '" + scheme + "' on box " +
+           box_text(box_) + " (rank " + std::to_string(rank) + ", thread " +
+           std::to_string(thread_) + "): " + what_;
+  }
+
+ private:
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  Box box_;
+  int thread_ = -1;
+  std::string what_;
+};
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+template <typename T, std::size_t N>
+std::string json_array(const std::array<T, N>& a) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < N; ++i) out += (i ? ", " : "") + std::to_string(a[i]);
+  return out + "]";
+}
+
+std::string mpi_library() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  const auto nl = s.find('\n');
+  return s.substr(0, nl);
+}
+
+// Writes `text` to path: "-" is stdout; a symbolic link is followed; the
+// file is written beside its target and renamed over it, so that a failed
+// write never leaves a partial file nor destroys an earlier one. Returns ""
+// or the error ("cannot write PATH: reason").
+std::string write_text_file(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+      return std::string("cannot write to stdout: ") + std::strerror(errno);
+    return "";
+  }
+  std::string target = path;
+  if (char* real = ::realpath(path.c_str(), nullptr)) {  // follows links; fails if absent
+    target = real;
+    std::free(real);
+  }
+  const std::string tmp = target + ".tmp" + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return "cannot write " + path + ": " + std::strerror(errno);
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
+                       std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+  const int err = errno;
+  if (std::fclose(f) != 0 || !written) {
+    std::remove(tmp.c_str());
+    return "cannot write " + path + ": " + std::strerror(written ? errno : err);
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int rerr = errno;
+    std::remove(tmp.c_str());
+    return "cannot write " + path + ": " + std::strerror(rerr);
+  }
+  return "";
+}
+
+}  // namespace
+
+struct Domain::Impl {
+  Impl(MPI_Comm parent, const DomainConfig& c) : owned(parent), cfg(c) {}
+
+  detail::OwnedComm owned;
+  DomainConfig cfg;
+  int rank = 0, size = 1;
+  NodeMap nodes;
+  GridChoice grid;
+  LocalDomain local;
+  std::unique_ptr<Scheme> scheme;
+  std::unique_ptr<ExchangePlan> plan;
+  SweepRegions regions;
+  Timers timers;
+  std::vector<detail::Partial> partials;
+  double t0 = 0, elapsed = 0;
+  long long sweeps = 0;
+
+  MPI_Comm comm() const { return owned.get(); }
+
+  void fail(const FailureSlot& slot) {
+    const std::string msg = slot.message(cfg.scheme->info.name, rank);
+    if (cfg.on_error == KernelErrorPolicy::Throw) throw KernelError(msg);
+    std::fprintf(stderr, "hympi: error: %s\n", msg.c_str());
+    std::fflush(stderr);
+    // Give the launcher time to forward the line before the job is torn down.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MPI_Abort(comm(), 3);
+  }
+
+  void check_fields(const std::vector<Field*>& fields) const {
+    if (fields.empty())
+      throw UsageError("a sweep needs at least one field to exchange (for work without an "
+                       "exchange use for_each)");
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const Field* f = fields[i];
+      if (!f || !f->data())
+        throw UsageError("field " + std::to_string(i) + " of the sweep is empty");
+      if (f->size() != local.size || f->halo() != cfg.halo)
+        throw UsageError("field " + std::to_string(i) + " of the sweep is " +
+                         dims_text(f->size()) + " with halo " + std::to_string(f->halo()) +
+                         ", the domain's fields are " + dims_text(local.size) + " with halo " +
+                         std::to_string(cfg.halo));
+    }
+  }
+
+  // One sweep of the scheme with the update guarded; throws or aborts on a
+  // failure after the sweep's communication completed.
+  void sweep(const std::vector<Field*>& fields, const BoxFn& update) {
+    check_fields(fields);
+    plan->set_field_count(static_cast<int>(fields.size()));
+    FailureSlot slot;
+    const BoxFn guarded = [&](const Box& box, int t) {
+      slot.guard(box, t, [&] { update(box, t); });
+    };
+    scheme->sweep(*plan, fields, regions, guarded, timers);
+    ++sweeps;
+    if (slot.failed()) fail(slot);
+  }
+
+  // Every local point once, all threads, no exchange; booked as boundary
+  // (non-overlappable) computation.
+  void for_each(const BoxFn& update) {
+    const int n = cfg.threads;
+    const Box box = local.box();
+    FailureSlot slot;
+    detail::ErrorSlot errors;
+#pragma omp parallel num_threads(n)
+    {
+      const int t = omp_get_thread_num();
+      errors.run([&] {
+        detail::require_threads(n);
+        PhaseTimer pt(timers[t], Phase::ComputeBoundary);
+        const Box part = split_box_part(box, n, t);
+        slot.guard(part, t, [&] { update(part, t); });
+      });
+    }
+    errors.rethrow();
+    if (slot.failed()) fail(slot);
+  }
+
+  double partial_sum() const {
+    double sum = 0;
+    for (const auto& p : partials) sum += p.value;
+    return sum;
+  }
+
+  void reset_partials() {
+    for (auto& p : partials) p.value = 0;
+  }
+};
+
+Domain::Domain(MPI_Comm parent, const DomainConfig& config)
+    : impl_(std::make_unique<Impl>(parent, config)) {
+  Impl& d = *impl_;
+  const MPI_Comm comm = d.comm();
+  HYMPI_CHECK_MPI(MPI_Comm_rank(comm, &d.rank));
+  HYMPI_CHECK_MPI(MPI_Comm_size(comm, &d.size));
+  std::vector<std::string> errors = validate_domain(config, d.size);
+  if (errors.empty()) {
+    int provided = MPI_THREAD_SINGLE;
+    HYMPI_CHECK_MPI(MPI_Query_thread(&provided));
+    if (provided < config.scheme->info.thread_level)
+      errors.push_back("scheme '" + config.scheme->info.name + "' needs " +
+                       thread_level_name(config.scheme->info.thread_level) +
+                       ", but MPI was initialised with " + thread_level_name(provided));
+  }
+  if (!errors.empty()) throw UsageError(join(errors, "; "));
+  d.nodes = discover_nodes(comm, config.ranks_per_node, config.rank_order);
+  errors = validate_domain(config, d.size, &d.nodes);
+  if (!errors.empty()) throw UsageError(join(errors, "; "));
+  d.grid = choose_grid_for_nodes(config.grid, d.nodes, d.size, config.periodic, config.proc_grid);
+  const ProcessGrid pgrid = make_process_grid(comm, d.nodes, d.grid);
+  d.local = decompose(config.grid, config.periodic, pgrid);
+  d.scheme = config.scheme->make(SchemeParams{config.threads, config.reserved});
+  d.plan = std::make_unique<ExchangePlan>(comm, d.local, d.nodes, d.scheme->face_pieces(),
+                                          config.halo);
+  d.regions.local = d.local.box();
+  d.regions.interior = interior_box(d.local, config.halo);
+  d.regions.boundary = subtract(d.regions.local, d.regions.interior);
+  d.timers.assign(config.threads, ThreadTimes{});
+  d.partials.assign(config.threads, detail::Partial{});
+}
+
+Domain::~Domain() = default;
+
+MPI_Comm Domain::comm() const { return impl_->comm(); }
+const DomainConfig& Domain::config() const { return impl_->cfg; }
+const LocalDomain& Domain::local() const { return impl_->local; }
+const GridChoice& Domain::grid() const { return impl_->grid; }
+const NodeMap& Domain::nodes() const { return impl_->nodes; }
+Scheme& Domain::scheme() { return *impl_->scheme; }
+const SweepRegions& Domain::regions() const { return impl_->regions; }
+int Domain::threads() const { return impl_->cfg.threads; }
+const ExchangePlan& Domain::plan() const { return *impl_->plan; }
+
+FieldLayout Domain::layout() const {
+  FieldLayout l;
+  l.size = impl_->local.size;
+  l.halo = impl_->cfg.halo;
+  l.stride_j = l.size[0] + 2 * l.halo;
+  l.stride_k = l.stride_j * (l.size[1] + 2 * l.halo);
+  l.count = Field::count_for(l.size, l.halo);
+  return l;
+}
+
+Field Domain::make_field() const {
+  // The first touch runs on the default team: make it the domain's threads.
+  detail::ScopedOmpSettings omp(impl_->cfg.threads);
+  return Field(impl_->local.size, impl_->cfg.halo);
+}
+
+Field Domain::wrap_field(double* data) const {
+  if (!data) throw UsageError("wrap_field: the array is a null pointer");
+  return Field::wrap(data, impl_->local.size, impl_->cfg.halo);
+}
+
+void Domain::sweep(const std::vector<Field*>& exchange, const BoxFn& update) {
+  impl_->sweep(exchange, update);
+}
+
+double Domain::sweep_sum(const std::vector<Field*>& exchange, const BoxSumFn& update) {
+  Impl& d = *impl_;
+  d.reset_partials();
+  d.sweep(exchange, [&](const Box& box, int t) { d.partials[t].value += update(box, t); });
+  return allreduce_sum(d.partial_sum());
+}
+
+void Domain::for_each(const BoxFn& update) { impl_->for_each(update); }
+
+double Domain::for_each_local_sum(const BoxSumFn& update) {
+  Impl& d = *impl_;
+  d.reset_partials();
+  d.for_each([&](const Box& box, int t) { d.partials[t].value += update(box, t); });
+  return d.partial_sum();
+}
+
+double Domain::for_each_sum(const BoxSumFn& update) {
+  return allreduce_sum(for_each_local_sum(update));
+}
+
+double Domain::allreduce_sum(double local) {
+  PhaseTimer c(impl_->timers[0], Phase::Comm);
+  return detail::allreduce_sum(local, impl_->comm());
+}
+
+void Domain::start_clock() {
+  Impl& d = *impl_;
+  HYMPI_CHECK_MPI(MPI_Barrier(d.comm()));
+  for (auto& t : d.timers) {
+    std::fill(std::begin(t.seconds), std::end(t.seconds), 0.0);
+    if (t.trace) t.trace->clear();
+  }
+  d.sweeps = 0;
+  d.elapsed = 0;
+  d.t0 = now();
+}
+
+void Domain::stop_clock() { impl_->elapsed = now() - impl_->t0; }
+double Domain::elapsed() const { return impl_->elapsed; }
+long long Domain::sweeps() const { return impl_->sweeps; }
+Timers& Domain::timers() { return impl_->timers; }
+double Domain::loop_start() const { return impl_->t0; }
+
+std::array<double, 2> Domain::checksum(const Field& f) {
+  const Box b = impl_->local.box();
+  double mine[2] = {0, 0};
+  for (int k = b.lo[2]; k < b.hi[2]; ++k)
+    for (int j = b.lo[1]; j < b.hi[1]; ++j)
+      for (int i = b.lo[0]; i < b.hi[0]; ++i) {
+        const double v = f.at(i, j, k);
+        mine[0] += v;
+        mine[1] += v * v;
+      }
+  double all[2] = {0, 0};
+  HYMPI_CHECK_MPI(MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, impl_->comm()));
+  return {all[0], std::sqrt(all[1])};
+}
+
+void Domain::write_report(const std::string& path, const std::string& name,
+                          const std::vector<const Field*>& checksum_fields) {
+  Impl& d = *impl_;
+  const MPI_Comm comm = d.comm();
+  double T = 0;
+  HYMPI_CHECK_MPI(MPI_Allreduce(&d.elapsed, &T, 1, MPI_DOUBLE, MPI_MAX, comm));
+  const std::vector<detail::PhaseRow> rows = detail::breakdown_max(d.timers, d.elapsed, comm);
+  const detail::Fractions fr = detail::critical_fractions(rows, T);
+  long long mine[4] = {d.plan->bytes_intra(), d.plan->bytes_inter(), d.plan->messages_intra(),
+                       d.plan->messages_inter()};
+  long long traffic[4] = {0, 0, 0, 0};
+  HYMPI_CHECK_MPI(MPI_Allreduce(mine, traffic, 4, MPI_LONG_LONG, MPI_SUM, comm));
+  double sum = 0, sq = 0;
+  for (const Field* f : checksum_fields) {
+    const auto c = checksum(*f);
+    sum += c[0];
+    sq += c[1] * c[1];
+  }
+  int provided = MPI_THREAD_SINGLE;
+  HYMPI_CHECK_MPI(MPI_Query_thread(&provided));
+
+  std::string error;
+  if (d.rank == 0) {
+    const DomainConfig& c = d.cfg;
+    const SchemeInfo& s = c.scheme->info;
+    const double points = 1.0 * c.grid[0] * c.grid[1] * c.grid[2];
+    std::ostringstream o;
+    std::string hosts = "[";
+    for (std::size_t i = 0; i < d.nodes.host_of_node.size(); ++i)
+      hosts += (i ? ", " : "") + json_string(d.nodes.host_of_node[i]);
+    hosts += "]";
+    std::string rpn = "[", node_of_rank = "[";
+    for (std::size_t i = 0; i < d.nodes.ranks_per_node.size(); ++i)
+      rpn += (i ? ", " : "") + std::to_string(d.nodes.ranks_per_node[i]);
+    for (std::size_t i = 0; i < d.nodes.node_of_rank.size(); ++i)
+      node_of_rank += (i ? ", " : "") + std::to_string(d.nodes.node_of_rank[i]);
+    char date[32];
+    const std::time_t now_t = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now_t));
+    o << "{\n  \"context\": {\"source\": \"user-kernel\", \"hympi_version\": " << json_string(kVersion)
+      << ", \"git_revision\": " << json_string(kGitRevision) << ", \"date\": " << json_string(date)
+      << ", \"hosts\": " << hosts << ", \"mpi_library\": " << json_string(mpi_library())
+      << ", \"thread_level_provided\": " << json_string(thread_level_name(provided))
+      << ", \"ranks\": " << d.size << ", \"threads_per_rank\": " << c.threads
+      << ", \"nodes\": {\"count\": " << d.nodes.node_count << ", \"kind\": \""
+      << (d.nodes.virtual_nodes ? "virtual" : "real") << "\", \"ranks_per_node\": " << rpn
+      << "], \"node_of_rank\": " << node_of_rank << "]}, \"compiler\": " << json_string(kCompiler)
+      << "},\n  \"results\": [{\"kind\": \"solve\", \"user_kernel\": true, \"kernel\": "
+      << json_string("user:" + name) << ", \"format\": \"stencil\", \"scheme\": "
+      << json_string(s.name) << ", \"scheme_class\": " << json_string(s.seed_class)
+      << ", \"pure_mpi\": " << (c.threads == 1 && c.scheme == &pure_mpi_scheme() ? "true" : "false")
+      << ", \"grid\": " << json_array(c.grid) << ", \"periodic\": "
+      << (c.periodic[0] || c.periodic[1] || c.periodic[2] ? "true" : "false")
+      << ", \"halo\": " << c.halo << ", \"proc_grid\": " << json_array(d.grid.dims)
+      << ", \"node_block\": " << json_array(d.grid.node_block) << ", \"mapping\": \""
+      << (d.grid.node_aware ? "node-aware" : "rank-order") << "\", \"threads\": " << c.threads
+      << ", \"reserved\": " << d.scheme->reserved_threads() << ", \"iters\": " << d.sweeps
+      << ", \"checksum\": " << (checksum_fields.empty() ? "null" : json_number(sum))
+      << ", \"l2\": " << (checksum_fields.empty() ? "null" : json_number(std::sqrt(sq)))
+      << ", \"time_s\": {\"min\": " << json_number(T) << ", \"median\": " << json_number(T)
+      << ", \"max\": " << json_number(T) << "}, \"repeat\": 1, \"mlups\": "
+      << json_number(T > 0 ? points * d.sweeps / T / 1e6 : 0)
+      << ", \"bytes_per_exchange\": {\"intra_node\": " << traffic[0]
+      << ", \"inter_node\": " << traffic[1] << "}, \"messages_per_exchange\": {\"intra_node\": "
+      << traffic[2] << ", \"inter_node\": " << traffic[3] << "}, \"breakdown_s\": {";
+    for (int p = 0; p <= kPhaseCount; ++p) {
+      o << (p ? ", " : "") << "\""
+        << (p < kPhaseCount ? phase_name(static_cast<Phase>(p)) : "idle") << "\": [";
+      for (std::size_t t = 0; t < rows.size(); ++t) o << (t ? ", " : "") << json_number(rows[t][p]);
+      o << "]";
+    }
+    o << "}, \"fractions\": {\"f_comm\": " << json_number(fr.comm)
+      << ", \"f_comp_non\": " << json_number(fr.comp_non)
+      << ", \"f_comp_overlap\": " << json_number(fr.comp_overlap) << "}}]\n}\n";
+    const char* env = std::getenv("HYMPI_REPORT_JSON");
+    const std::string target = env && *env ? env : path;
+    if (target.empty())
+      error = "no report path given (and HYMPI_REPORT_JSON is not set)";
+    else
+      error = write_text_file(target, o.str());
+  }
+  // Every rank learns the outcome, so that all throw or none does.
+  int length = static_cast<int>(error.size());
+  HYMPI_CHECK_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  error.resize(static_cast<std::size_t>(length));
+  if (length > 0) HYMPI_CHECK_MPI(MPI_Bcast(&error[0], length, MPI_CHAR, 0, comm));
+  if (!error.empty()) throw OutputError(error);
+}
+
+}  // namespace hympi
