@@ -9,7 +9,11 @@ namespace hympi {
 
 ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes,
                            int pieces, int halo)
-    : comm_(comm), pieces_(std::max(1, std::min({pieces, domain.size[2], kMaxPieces}))),
+    // A piece is at least `halo` planes thick: then the thread owning the
+    // first (last) slab of the box is the only one that reads the low (high)
+    // z halo, which is what multiple-own's ownership of the z faces assumes.
+    : comm_(comm),
+      pieces_(std::max(1, std::min({pieces, domain.size[2] / std::max(1, halo), kMaxPieces}))),
       halo_(halo) {
   if (halo < 1) throw std::invalid_argument("ExchangePlan: halo must be >= 1");
   for (int dir = 0; dir < kDirections; ++dir)
