@@ -306,11 +306,43 @@ int abort_case(int threads) {
   return 1;
 }
 
+// --funneled: MPI initialised with MPI_THREAD_FUNNELED; a scheme that needs
+// MPI_THREAD_MULTIPLE is refused on every rank with both levels named.
+int funneled_case(int provided) {
+  Tally tally;
+  for (const auto& scheme : scheme_registry()) {
+    if (scheme.info.thread_level <= provided) continue;
+    DomainConfig c;
+    c.grid = {8, 8, 8};
+    c.scheme = &scheme;
+    c.threads = std::max(2, scheme.info.min_threads);
+    std::string message;
+    try {
+      Domain d(MPI_COMM_WORLD, c);
+    } catch (const UsageError& e) {
+      message = e.what();
+    }
+    tally.check(message == "scheme '" + scheme.info.name + "' needs " +
+                               thread_level_name(scheme.info.thread_level) +
+                               ", but MPI was initialised with " + thread_level_name(provided),
+                scheme.info.name + ": '" + message + "'");
+  }
+  if (g_rank == 0)
+    std::printf("%d passed, %d failed, %d skipped\n", tally.passed, tally.failed, tally.skipped);
+  MPI_Finalize();
+  return tally.failed || tally.passed == 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  const bool funneled = argc > 1 && std::string(argv[1]) == "--funneled";
+  MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided);
+  if (funneled) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    return funneled_case(provided);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   const int threads = omp_get_max_threads();
