@@ -13,7 +13,14 @@ reported next to the ranking as that bound.
 
 Uncertainty: the caller passes sample points (f_comm, f_comp_non) spanning
 the 1-sigma uncertainty of the inputs. If any sample ranks another candidate
-first, or the margin is nil, the answer is "no clear winner".
+first, or the margin is nil, the answer is "no clear winner". Without any
+uncertainty no winner is claimed either: the ranking is nominal.
+
+Trust: measured inputs that cannot back a choice are refused ("cannot
+recommend: <reason>"): runs on an oversubscribed node (more threads than
+CPUs in the ranks' affinity masks), runs where idle time dominates the loop,
+and a single repetition (no spread to judge the noise by). See
+`untrusted_reasons`.
 
 Where the fractions come from: `from_fractions` (measured shares),
 `from_ratios` (eq. (14) ratios at a local depth), `from_overlap_points`
@@ -24,6 +31,7 @@ Where the fractions come from: `from_fractions` (measured shares),
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
@@ -61,6 +69,7 @@ class Advice:
     verdict: str
     adaptive_bound: float
     m_min: float
+    refused: tuple[str, ...] = ()  # why the inputs cannot back a choice (empty: they can)
 
     @property
     def best(self) -> Candidate:
@@ -142,7 +151,7 @@ def advise(f_comm: float, f_comp_non: float, n: int,
                 rival = next(c for c in ranking if (c.scheme, c.m) == (scheme, m))
         margin_range = (min(diffs), max(diffs))
 
-    clear = not tied and rival is None
+    clear = not tied and rival is None and bool(samples)
     gain = (best.epsilon - 1.0) * 100.0
     if tied:
         verdict = (f"no clear winner: {best.label} and {second.label} predict the same "
@@ -159,6 +168,9 @@ def advise(f_comm: float, f_comp_non: float, n: int,
         verdict = (f"{best.label}: predicted epsilon {best.epsilon:.3f} "
                    f"({gain:+.0f}% against masteronly); runner-up {second.label} "
                    f"at {second.epsilon:.3f}, margin {margin:.3f}")
+    if not samples and not tied:
+        verdict = ("no clear winner claimed: no uncertainty was given (the fractions' errors, "
+                   "or repeated runs); nominally " + verdict)
     return Advice(
         n=n, f_comm=f_comm, f_comp_non=f_comp_non, ranking=ranking, margin=margin,
         margin_range=margin_range, clear_winner=clear, verdict=verdict,
@@ -209,6 +221,7 @@ class AdviseInput:
     f_comm_err: float = 0.0
     f_comp_non_err: float = 0.0
     samples: tuple[tuple[float, float], ...] = ()
+    refused: tuple[str, ...] = ()  # untrusted_reasons of the measurements
 
     def uncertainty_samples(self) -> list[tuple[float, float]]:
         if self.f_comm_err or self.f_comp_non_err:
@@ -246,6 +259,85 @@ def from_overlap_points(paths: Sequence[str], nk_loc: float, n: Optional[int] = 
     return AdviseInput(points.n, f_comm, f_non, source, samples=tuple(samples))
 
 
+# Idle time above this share of the loop time (mean over threads) means the
+# run measured waiting, not the scheme: an oversubscribed or disturbed node.
+IDLE_LIMIT = 0.5
+
+
+def _cpus(mask: str) -> set[int]:
+    """CPU ids of an affinity text such as '0-3,8,10-11' (empty when unreadable)."""
+    cpus: set[int] = set()
+    for part in str(mask).split(","):
+        lo, _, hi = part.strip().partition("-")
+        try:
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+        except ValueError:
+            return set()
+    return cpus
+
+
+def oversubscription(context: Mapping[str, object]) -> Optional[str]:
+    """Why a run was oversubscribed (more threads on a node than CPUs in the
+    affinity masks of the node's threads), or None when it was not or the
+    context does not say."""
+    flag = context.get("oversubscribed")
+    if flag is True:
+        return "the run was oversubscribed (its context block says so)"
+    nodes = context.get("nodes")
+    masks = context.get("thread_affinity")
+    if not isinstance(nodes, Mapping) or not isinstance(masks, list):
+        return None
+    node_of_rank = nodes.get("node_of_rank")
+    if not isinstance(node_of_rank, list) or len(node_of_rank) != len(masks):
+        return None
+    per_node: dict[object, tuple[int, set[int]]] = {}
+    for node, rank_masks in zip(node_of_rank, masks):
+        if not isinstance(rank_masks, list):
+            return None
+        count, cpus = per_node.get(node, (0, set()))
+        for mask in rank_masks:
+            cpus = cpus | _cpus(mask)
+        per_node[node] = (count + len(rank_masks), cpus)
+    for node, (threads, cpus) in per_node.items():
+        if cpus and threads > len(cpus):
+            return (f"the run was oversubscribed: {threads} threads on node {node} shared "
+                    f"{len(cpus)} CPU(s)")
+    return None
+
+
+def untrusted_reasons(documents: Sequence[results.Document], n: Optional[int] = None) -> list[str]:
+    """Why the masteronly solve records of `documents` cannot back a choice
+    (empty when nothing is known against them): oversubscription, idle time
+    dominating the loop, a single repetition. Fields a record lacks are not
+    held against it."""
+    reasons: list[str] = []
+    repetitions = 0
+    for doc in documents:
+        used = [rec for rec in doc.results
+                if rec.get("kind") == "solve" and rec.get("scheme") == "masteronly"
+                and (n is None or rec.get("threads") == n)]
+        if not used:
+            continue
+        over = oversubscription(doc.context)
+        if over and over not in reasons:
+            reasons.append(over)
+        for rec in used:
+            repeat = rec.get("repeat")
+            repetitions += repeat if isinstance(repeat, int) and repeat > 0 else 2
+            idle = (rec.get("breakdown_s") or {}).get("idle") if isinstance(rec.get("breakdown_s"), Mapping) else None
+            time_s = rec.get("time_s")
+            median = time_s.get("median") if isinstance(time_s, Mapping) else None
+            if isinstance(idle, list) and idle and isinstance(median, (int, float)) and median > 0:
+                share = float(np.mean([float(x) for x in idle])) / float(median)
+                reason = (f"idle time dominates the loop ({share:.0%} of it on average in "
+                          f"{doc.path}): the run measured waiting, not the scheme")
+                if share > IDLE_LIMIT and reason not in reasons:
+                    reasons.append(reason)
+    if repetitions == 1:
+        reasons.append("a single repetition: no spread to judge the noise by (repeat the run)")
+    return reasons
+
+
 def from_solve_records(documents: Sequence[results.Document], n: Optional[int] = None,
                        f_comm_err: Optional[float] = None,
                        f_comp_non_err: Optional[float] = None) -> AdviseInput:
@@ -272,10 +364,17 @@ def from_solve_records(documents: Sequence[results.Document], n: Optional[int] =
     if f_comp_non_err is None:
         f_comp_non_err = float(fn.std(ddof=1)) if spread else 0.0
     source = f"{len(found)} masteronly solve record(s), mean" + (" +- sample std" if spread else "")
-    return AdviseInput(threads[0], float(fc.mean()), float(fn.mean()), source, f_comm_err, f_comp_non_err)
+    return AdviseInput(threads[0], float(fc.mean()), float(fn.mean()), source, f_comm_err,
+                       f_comp_non_err, refused=tuple(untrusted_reasons(documents, threads[0])))
 
 
 def advise_input(given: AdviseInput, m_max: Optional[int] = None,
                  beta: Optional[Mapping[int, float]] = None) -> Advice:
-    """`advise` for one AdviseInput, sampling its uncertainty."""
-    return advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(), m_max, beta)
+    """`advise` for one AdviseInput, sampling its uncertainty; refused (no
+    winner, verdict "cannot recommend: ...") when its measurements cannot be
+    trusted."""
+    result = advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(), m_max, beta)
+    if given.refused:
+        result = dataclasses.replace(result, clear_winner=False, refused=given.refused,
+                                     verdict="cannot recommend: " + "; ".join(given.refused))
+    return result

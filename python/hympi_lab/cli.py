@@ -419,6 +419,7 @@ def cmd_advise(args: argparse.Namespace, out: TextIO) -> int:
         "margin": result.margin,
         "margin_range": list(result.margin_range) if result.margin_range else None,
         "clear_winner": result.clear_winner,
+        "refused": list(result.refused),
         "verdict": result.verdict,
         "adaptive_bound": result.adaptive_bound,
         "m_min": result.m_min,

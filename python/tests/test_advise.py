@@ -20,7 +20,11 @@ def test_paper_example_at_f_comm_best_recommends_funneled() -> None:
     assert result.best.epsilon == pytest.approx(model.epsilon(0.43, 0.2, 8, 1))
     assert (result.runner_up.scheme, result.runner_up.m) == ("multiple", 2)
     assert result.margin == pytest.approx(result.best.epsilon - result.runner_up.epsilon)
-    assert result.clear_winner and "funneled (m = 1)" in result.verdict
+    # No uncertainty given: the ranking is nominal, no winner is claimed.
+    assert not result.clear_winner and "funneled (m = 1)" in result.verdict
+    assert result.verdict.startswith("no clear winner claimed: no uncertainty was given")
+    sure = advise.advise(0.43, 0.2, 8, samples=advise.box_samples(0.43, 0.01, 0.2, 0.01))
+    assert sure.clear_winner and sure.verdict.startswith("funneled (m = 1)")
 
 
 def test_heavy_communication_reserves_more_threads() -> None:
@@ -47,7 +51,7 @@ def test_measured_bandwidth_shares_replace_linear_scaling() -> None:
 
 
 def test_little_communication_keeps_masteronly() -> None:
-    result = advise.advise(0.02, 0.2, 8)
+    result = advise.advise(0.02, 0.2, 8, samples=advise.box_samples(0.02, 0.005, 0.2, 0.01))
     assert result.best.scheme == "masteronly" and result.best.epsilon == 1.0
     assert result.runner_up.scheme == "funneled"
     assert result.clear_winner and result.verdict.startswith("masteronly")
@@ -170,3 +174,40 @@ def test_from_overlap_points_fits_eq14(tmp_path: Path) -> None:
     assert given.f_comp_non == pytest.approx(fn, rel=1e-6)
     assert "fitted to 18 overlap points" in given.source and given.samples
     assert advise.advise_input(given).best.scheme == "funneled"
+
+
+# --- inputs that cannot back a choice --------------------------------------------
+
+def _masteronly(f_comm: float, idle: float = 0.01, repeat: int = 3) -> dict[str, Any]:
+    return {"kind": "solve", "scheme": "masteronly", "threads": 2, "repeat": repeat,
+            "time_s": {"min": 0.1, "median": 0.1, "max": 0.1},
+            "breakdown_s": {"idle": [idle, idle]},
+            "fractions": {"f_comm": f_comm, "f_comp_non": 0.05, "f_comp_overlap": 0.95 - f_comm}}
+
+
+def _docs(records: list[dict[str, Any]], context: dict[str, Any]) -> list[results.Document]:
+    return [results.Document("run.json", context, records)]
+
+
+def test_oversubscribed_runs_are_refused() -> None:
+    # The case: 2 ranks x 2 threads on a 2-core machine.
+    context = {"nodes": {"node_of_rank": [0, 0]},
+               "thread_affinity": [["0-1", "0-1"], ["0-1", "0-1"]]}
+    given = advise.from_solve_records(_docs([_masteronly(f) for f in (0.4, 0.42, 0.44)], context))
+    result = advise.advise_input(given)
+    assert not result.clear_winner
+    assert result.verdict == ("cannot recommend: the run was oversubscribed: 4 threads on node 0 "
+                              "shared 2 CPU(s)")
+    # The same on 4 CPUs is trusted.
+    roomy = {"nodes": {"node_of_rank": [0, 0]}, "thread_affinity": [["0-1", "0-1"], ["2-3", "2-3"]]}
+    assert not advise.from_solve_records(_docs([_masteronly(f) for f in (0.4, 0.42)], roomy)).refused
+    # A context that says so itself (hympi's native tools) is believed.
+    assert advise.untrusted_reasons(_docs([_masteronly(0.4)] * 2, {"oversubscribed": True}))
+
+
+def test_idle_dominated_and_single_repetition_runs_are_refused() -> None:
+    idle = advise.untrusted_reasons(_docs([_masteronly(0.4, idle=0.07)] * 2, {}))
+    assert len(idle) == 1 and idle[0].startswith("idle time dominates the loop (70% of it")
+    single = advise.untrusted_reasons(_docs([_masteronly(0.4, repeat=1)], {}))
+    assert single == ["a single repetition: no spread to judge the noise by (repeat the run)"]
+    assert advise.untrusted_reasons(_docs([_masteronly(0.4, repeat=1)] * 2, {})) == []

@@ -201,7 +201,11 @@ def test_advise_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, ["advise", "--n", "8", "--f-comm", "0.43", "--f-comp-non", "0.2"])
     assert data["best"] == {"scheme": "funneled", "m": 1, "epsilon": pytest.approx(model.epsilon(0.43, 0.2, 8, 1))}
     assert data["runner_up"]["scheme"] == "multiple" and data["runner_up"]["m"] == 2
-    assert data["clear_winner"] is True and data["margin"] > 0
+    # without an uncertainty no winner is claimed
+    assert data["clear_winner"] is False and data["margin"] > 0 and data["refused"] == []
+    sure = run_json(capsys, ["advise", "--n", "8", "--f-comm", "0.43", "--f-comp-non", "0.2",
+                             "--f-comm-err", "0.01", "--f-comp-non-err", "0.01"])
+    assert sure["clear_winner"] is True
 
 
 def test_advise_says_no_clear_winner(capsys: pytest.CaptureFixture[str]) -> None:
