@@ -137,11 +137,10 @@ def _emit(args: argparse.Namespace, kind: str, data: dict[str, Any], text: str,
         print(encoded, file=out)
         return
     if args.json:  # first, so that a bad path fails before anything is printed
-        try:
-            with open(args.json, "w", encoding="utf-8") as handle:
-                handle.write(encoded + "\n")
-        except OSError as err:
-            raise InputError(f"cannot write {args.json}: {err.strerror or err}") from None
+        # Atomic: a failed write (full disk, no permission) is OutputError
+        # (exit 1), leaves no partial file and keeps an earlier good one; a
+        # symbolic link is followed.
+        results.write_atomic(args.json, encoded + "\n")
     print(text, file=out)
 
 

@@ -7,6 +7,7 @@ path given, in the format its suffix names (.png or .svg).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Optional, Sequence
 
 import matplotlib
@@ -18,7 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from numpy.typing import ArrayLike  # noqa: E402
 
 from . import model  # noqa: E402
-from .errors import InputError  # noqa: E402
+from .errors import InputError, OutputError  # noqa: E402
 
 FORMATS = (".png", ".svg")
 
@@ -94,12 +95,25 @@ def eq14(comm_ratio: float, non_ratio: float, n: int, m: int, outputs: Sequence[
 
 
 def _save(fig: Figure, outputs: Sequence[str]) -> None:
+    """Each figure through a temporary file beside its target, then renamed:
+    a failed write is OutputError (exit 1) and leaves no partial or empty
+    file; a symbolic link is followed."""
     try:
         for path in outputs:
+            target = os.path.realpath(path)
+            tmp = target + ".tmp"
             try:
-                fig.savefig(path, dpi=120, bbox_inches="tight")
+                # The format from the name the user gave (the .tmp suffix says nothing).
+                fig.savefig(tmp, dpi=120, bbox_inches="tight", format=Path(path).suffix.lstrip(".") or None)
+                with open(tmp, "rb") as handle:
+                    os.fsync(handle.fileno())
+                os.replace(tmp, target)
             except OSError as err:
-                raise InputError(f"cannot write {path}: {err.strerror or err}") from None
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise OutputError(f"cannot write {path}: {err.strerror or err}") from None
     finally:
         plt.close(fig)
 

@@ -211,7 +211,12 @@ def eq14_points(paths: Sequence[str], n: Optional[int], m: Optional[int]) -> Eq1
         if is_csv(path):
             rows.extend(_eq14_csv_rows(path, n, m))
         else:
-            rows.extend(_eq14_document_rows(load_document(path)))
+            doc = load_document(path)
+            found = _eq14_document_rows(doc)
+            if not found and not any(rec.get("benchmark") == "overlap" for rec in doc.results):
+                raise InputError(f"{doc.path} holds no overlap benchmark records "
+                                 f"({record_kinds(doc)}); `hympi bench overlap` writes them")
+            rows.extend(found)
     kept = [r for r in rows if (n is None or r[0] == n) and (m is None or r[1] == m)]
     if not kept:
         found = sorted({(r[0], r[1]) for r in rows})
@@ -276,13 +281,25 @@ def hockney_points(paths: Sequence[str]) -> tuple[NDArray[np.float64], NDArray[n
             times.extend(cols["time_s"])
             continue
         doc = load_document(path)
+        found = 0
         for i, rec in enumerate(doc.results):
             if rec.get("kind") != "pingpong":
                 continue
+            found += 1
             where = f"{doc.path}: results[{i}] (pingpong)"
             lengths.append(_number(rec.get("bytes"), f"{where}: bytes"))
             times.append(_median(rec.get("time_s"), f"{where}: time_s"))
+        if not found:
+            raise InputError(f"{doc.path} holds no ping-pong records ({record_kinds(doc)}); "
+                             "`hympi bench beff` writes them")
     return np.array(lengths, dtype=float), np.array(times, dtype=float)
+
+
+def record_kinds(doc: Document) -> str:
+    """'records of kind overlap, solve' or 'no records': what a document holds."""
+    kinds = sorted({str(rec.get("kind")) + (f" ({rec['benchmark']})" if rec.get("benchmark") else "")
+                    for rec in doc.results})
+    return "records of kind " + ", ".join(kinds) if kinds else "no records"
 
 
 def _number(value: Any, where: str) -> float:

@@ -322,8 +322,10 @@ BAD_INPUT: list[tuple[str, Callable[[Callable[..., str], Callable[[str, str], st
     ("plot bad format", lambda j, t: ["plot", "fig5", "--n", "8", "--m", "1", "-o", "fig.pdf"]),
     ("plot m >= n", lambda j, t: ["plot", "fig5", "--n", "8", "--m", "9", "-o", "fig.png"]),
     ("plot eq14 without ratios", lambda j, t: ["plot", "eq14", "--n", "8", "--m", "1", "-o", "fig.png"]),
-    ("json to unwritable path", lambda j, t: ["model", "--n", "8", "--m", "1", "--f-comp-non", "0.2",
-                                              "--json", "/nonexistent/dir/out.json"]),
+    ("fit hockney on overlap points", lambda j, t: [
+        "fit", "hockney", j(document([{"kind": "point", "benchmark": "overlap"}]))]),
+    ("fit eq14 on solve records", lambda j, t: [
+        "fit", "eq14", j(document([{"kind": "solve", "scheme": "masteronly"}]))]),
 ]
 
 
@@ -378,3 +380,62 @@ def test_console_script_bad_input_and_success(write_json: Callable[..., str]) ->
                           env=env, check=False)
     assert good.returncode == 0, good.stderr
     assert round(json.loads(good.stdout)["results"][0]["eps_max"], 2) == 1.60
+
+
+# --- output files: atomic, symlinks followed, a failed write is exit 1 ------------
+
+MODEL = ["model", "--n", "8", "--m", "1", "--f-comp-non", "0.2"]
+
+
+def test_a_file_without_the_records_a_fit_needs_says_what_it_holds(
+        capsys: pytest.CaptureFixture[str], write_json: Callable[..., str]) -> None:
+    path = write_json(document([{"kind": "point", "benchmark": "overlap"}]))
+    assert main(["fit", "hockney", path]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"hympi-lab: error: {path} holds no ping-pong records (records of kind point (overlap)); "
+        "`hympi bench beff` writes them")
+
+
+def test_unwritable_json_path_exits_1_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(MODEL + ["--json", "/nonexistent/dir/out.json"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["hympi-lab: error: cannot write /nonexistent/dir/out.json: No such file or directory"]
+
+
+@pytest.mark.parametrize("kind", ["json", "png"])
+def test_a_failed_write_keeps_the_earlier_file_and_leaves_no_partial(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+    import os
+    target = tmp_path / f"out.{kind}"
+    target.write_bytes(b"earlier good result")
+    argv = (MODEL + ["--json", str(target)] if kind == "json"
+            else ["plot", "fig5", "--n", "8", "--m", "1", "-o", str(target)])
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"hympi-lab: error: cannot write {target}: No space left on device"]
+    assert target.read_bytes() == b"earlier good result"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
+
+
+def test_json_and_plot_follow_a_symlink(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, argv in (("doc.json", MODEL + ["--json"]),
+                       ("fig.png", ["plot", "fig5", "--n", "8", "--m", "1", "-o"])):
+        real = tmp_path / ("real-" + name)
+        link = tmp_path / name
+        link.symlink_to(real)
+        assert main(argv + [str(link)]) == 0
+        assert link.is_symlink() and real.stat().st_size > 0
+    capsys.readouterr()
+
+
+def test_json_dash_writes_only_json_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(MODEL + ["--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["results"][0]["kind"] == "model"
