@@ -11,15 +11,8 @@
 
 namespace hympi::cli {
 
-constexpr int kTraceVersion = 1;
-
-// Gaps shorter than this (seconds) between a thread's steps get no "idle"
-// event: below the clock's useful resolution, and they would only bloat
-// the document.
-constexpr double kMinIdleSeconds = 0.5e-6;
-
-// The trace document of a solve run with config.trace (r.trace filled, as on
-// rank 0). `context` is the result documents' context block. `events`, when
+// The trace document (hympi/trace.hpp's trace_json) of a solve run with
+// config.trace (r.trace filled, as on rank 0). `context` is the result documents' context block. `events`, when
 // given, receives the number of "X" (timed step and idle) events.
 nlohmann::json trace_document(const SolveResult& r, const nlohmann::json& context,
                               std::size_t* events = nullptr);

@@ -18,6 +18,8 @@
 #include "hympi/build_info.hpp"
 #include "hympi/error.hpp"
 #include "kernels/kernel_util.hpp"
+#include "hympi/trace.hpp"
+#include "json_text.hpp"
 #include "run_support.hpp"
 #include "schemes/scheme_util.hpp"
 
@@ -174,34 +176,6 @@ class FailureSlot {
   std::string what_;
 };
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 template <typename T, std::size_t N>
 std::string json_array(const std::array<T, N>& a) {
   std::string out = "[";
@@ -269,8 +243,20 @@ struct Domain::Impl {
   std::vector<detail::Partial> partials;
   double t0 = 0, elapsed = 0;
   long long sweeps = 0;
+  bool tracing = false;                 // config.trace or HYMPI_TRACE_JSON
+  std::string trace_env;                // rank 0's HYMPI_TRACE_JSON, on every rank
+  std::vector<detail::TraceLog> logs;   // [thread], filled from start_clock
 
   MPI_Comm comm() const { return owned.get(); }
+
+  // Rank 0's outcome of a write on every rank, so that all throw or none does.
+  void share_error(std::string& error) const {
+    int length = static_cast<int>(error.size());
+    HYMPI_CHECK_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, comm()));
+    error.resize(static_cast<std::size_t>(length));
+    if (length > 0) HYMPI_CHECK_MPI(MPI_Bcast(&error[0], length, MPI_CHAR, 0, comm()));
+    if (!error.empty()) throw OutputError(error);
+  }
 
   void fail(const FailureSlot& slot) {
     const std::string msg = slot.message(cfg.scheme->info.name, rank);
@@ -374,6 +360,15 @@ Domain::Domain(MPI_Comm parent, const DomainConfig& config)
   d.regions.boundary = subtract(d.regions.local, d.regions.interior);
   d.timers.assign(config.threads, ThreadTimes{});
   d.partials.assign(config.threads, detail::Partial{});
+  // Rank 0's environment decides, so that every rank agrees.
+  const char* env =
+      d.rank == 0 && config.use_environment ? std::getenv("HYMPI_TRACE_JSON") : nullptr;
+  d.trace_env = env ? env : "";
+  int length = static_cast<int>(d.trace_env.size());
+  HYMPI_CHECK_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  d.trace_env.resize(static_cast<std::size_t>(length));
+  if (length > 0) HYMPI_CHECK_MPI(MPI_Bcast(&d.trace_env[0], length, MPI_CHAR, 0, comm));
+  d.tracing = config.trace || !d.trace_env.empty();
 }
 
 Domain::~Domain() = default;
@@ -445,6 +440,13 @@ void Domain::start_clock() {
     std::fill(std::begin(t.seconds), std::end(t.seconds), 0.0);
     if (t.trace) t.trace->clear();
   }
+  if (d.tracing) {  // a new log per thread; a run of sweeps logs as many steps as the last
+    d.logs.resize(d.timers.size());
+    for (std::size_t t = 0; t < d.timers.size(); ++t) {
+      d.logs[t].events.clear();
+      d.timers[t].trace = &d.logs[t].events;
+    }
+  }
   d.sweeps = 0;
   d.elapsed = 0;
   d.t0 = now();
@@ -500,7 +502,7 @@ void Domain::write_report(const std::string& path, const std::string& name,
     std::ostringstream o;
     std::string hosts = "[";
     for (std::size_t i = 0; i < d.nodes.host_of_node.size(); ++i)
-      hosts += (i ? ", " : "") + json_string(d.nodes.host_of_node[i]);
+      hosts += (i ? ", " : "") + detail::json_string(d.nodes.host_of_node[i]);
     hosts += "]";
     std::string rpn = "[", node_of_rank = "[";
     for (std::size_t i = 0; i < d.nodes.ranks_per_node.size(); ++i)
@@ -510,17 +512,17 @@ void Domain::write_report(const std::string& path, const std::string& name,
     char date[32];
     const std::time_t now_t = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now_t));
-    o << "{\n  \"context\": {\"source\": \"user-kernel\", \"hympi_version\": " << json_string(kVersion)
-      << ", \"git_revision\": " << json_string(kGitRevision) << ", \"date\": " << json_string(date)
-      << ", \"hosts\": " << hosts << ", \"mpi_library\": " << json_string(mpi_library())
-      << ", \"thread_level_provided\": " << json_string(thread_level_name(provided))
+    o << "{\n  \"context\": {\"source\": \"user-kernel\", \"hympi_version\": " << detail::json_string(kVersion)
+      << ", \"git_revision\": " << detail::json_string(kGitRevision) << ", \"date\": " << detail::json_string(date)
+      << ", \"hosts\": " << hosts << ", \"mpi_library\": " << detail::json_string(mpi_library())
+      << ", \"thread_level_provided\": " << detail::json_string(thread_level_name(provided))
       << ", \"ranks\": " << d.size << ", \"threads_per_rank\": " << c.threads
       << ", \"nodes\": {\"count\": " << d.nodes.node_count << ", \"kind\": \""
       << (d.nodes.virtual_nodes ? "virtual" : "real") << "\", \"ranks_per_node\": " << rpn
-      << "], \"node_of_rank\": " << node_of_rank << "]}, \"compiler\": " << json_string(kCompiler)
+      << "], \"node_of_rank\": " << node_of_rank << "]}, \"compiler\": " << detail::json_string(kCompiler)
       << "},\n  \"results\": [{\"kind\": \"solve\", \"user_kernel\": true, \"kernel\": "
-      << json_string("user:" + name) << ", \"format\": \"stencil\", \"scheme\": "
-      << json_string(s.name) << ", \"scheme_class\": " << json_string(s.seed_class)
+      << detail::json_string("user:" + name) << ", \"format\": \"stencil\", \"scheme\": "
+      << detail::json_string(s.name) << ", \"scheme_class\": " << detail::json_string(s.seed_class)
       << ", \"pure_mpi\": " << (c.threads == 1 && c.scheme == &pure_mpi_scheme() ? "true" : "false")
       << ", \"grid\": " << json_array(c.grid) << ", \"periodic\": "
       << (c.periodic[0] || c.periodic[1] || c.periodic[2] ? "true" : "false")
@@ -528,36 +530,58 @@ void Domain::write_report(const std::string& path, const std::string& name,
       << ", \"node_block\": " << json_array(d.grid.node_block) << ", \"mapping\": \""
       << (d.grid.node_aware ? "node-aware" : "rank-order") << "\", \"threads\": " << c.threads
       << ", \"reserved\": " << d.scheme->reserved_threads() << ", \"iters\": " << d.sweeps
-      << ", \"checksum\": " << (checksum_fields.empty() ? "null" : json_number(sum))
-      << ", \"l2\": " << (checksum_fields.empty() ? "null" : json_number(std::sqrt(sq)))
-      << ", \"time_s\": {\"min\": " << json_number(T) << ", \"median\": " << json_number(T)
-      << ", \"max\": " << json_number(T) << "}, \"repeat\": 1, \"mlups\": "
-      << json_number(T > 0 ? points * d.sweeps / T / 1e6 : 0)
+      << ", \"checksum\": " << (checksum_fields.empty() ? "null" : detail::json_number(sum))
+      << ", \"l2\": " << (checksum_fields.empty() ? "null" : detail::json_number(std::sqrt(sq)))
+      << ", \"time_s\": {\"min\": " << detail::json_number(T) << ", \"median\": " << detail::json_number(T)
+      << ", \"max\": " << detail::json_number(T) << "}, \"repeat\": 1, \"mlups\": "
+      << detail::json_number(T > 0 ? points * d.sweeps / T / 1e6 : 0)
       << ", \"bytes_per_exchange\": {\"intra_node\": " << traffic[0]
       << ", \"inter_node\": " << traffic[1] << "}, \"messages_per_exchange\": {\"intra_node\": "
       << traffic[2] << ", \"inter_node\": " << traffic[3] << "}, \"breakdown_s\": {";
     for (int p = 0; p <= kPhaseCount; ++p) {
       o << (p ? ", " : "") << "\""
         << (p < kPhaseCount ? phase_name(static_cast<Phase>(p)) : "idle") << "\": [";
-      for (std::size_t t = 0; t < rows.size(); ++t) o << (t ? ", " : "") << json_number(rows[t][p]);
+      for (std::size_t t = 0; t < rows.size(); ++t) o << (t ? ", " : "") << detail::json_number(rows[t][p]);
       o << "]";
     }
-    o << "}, \"fractions\": {\"f_comm\": " << json_number(fr.comm)
-      << ", \"f_comp_non\": " << json_number(fr.comp_non)
-      << ", \"f_comp_overlap\": " << json_number(fr.comp_overlap) << "}}]\n}\n";
-    const char* env = std::getenv("HYMPI_REPORT_JSON");
+    o << "}, \"fractions\": {\"f_comm\": " << detail::json_number(fr.comm)
+      << ", \"f_comp_non\": " << detail::json_number(fr.comp_non)
+      << ", \"f_comp_overlap\": " << detail::json_number(fr.comp_overlap) << "}}]\n}\n";
+    const char* env = c.use_environment ? std::getenv("HYMPI_REPORT_JSON") : nullptr;
     const std::string target = env && *env ? env : path;
     if (target.empty())
       error = "no report path given (and HYMPI_REPORT_JSON is not set)";
     else
       error = write_text_file(target, o.str());
   }
-  // Every rank learns the outcome, so that all throw or none does.
-  int length = static_cast<int>(error.size());
-  HYMPI_CHECK_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
-  error.resize(static_cast<std::size_t>(length));
-  if (length > 0) HYMPI_CHECK_MPI(MPI_Bcast(&error[0], length, MPI_CHAR, 0, comm));
-  if (!error.empty()) throw OutputError(error);
+  d.share_error(error);
+  if (!d.trace_env.empty()) write_trace(d.trace_env, name);
+}
+
+void Domain::write_trace(const std::string& path, const std::string& name) {
+  Impl& d = *impl_;
+  if (!d.tracing)
+    throw UsageError("write_trace: the domain records no trace (set DomainConfig::trace, or "
+                     "HYMPI_TRACE_JSON in the environment)");
+  std::vector<detail::TraceLog> empty(d.timers.size());
+  const std::vector<RankTrace> ranks =
+      detail::gather_trace(d.logs.empty() ? empty : d.logs, d.t0, d.elapsed, d.comm());
+  std::string error;
+  if (d.rank == 0) {
+    TraceMeta meta;
+    meta.kernel = "user:" + name;
+    meta.scheme = d.cfg.scheme->info.name;
+    meta.grid = d.cfg.grid;
+    meta.threads = d.cfg.threads;
+    meta.reserved = d.scheme->reserved_threads();
+    meta.iters = d.sweeps;
+    meta.repetition = "the timed loop";
+    const std::string context = "{\"source\": \"user-kernel\", \"hympi_version\": " +
+                                detail::json_string(kVersion) + ", \"ranks\": " +
+                                std::to_string(d.size) + "}";
+    error = write_text_file(path, trace_json(meta, ranks, d.nodes, context));
+  }
+  d.share_error(error);
 }
 
 }  // namespace hympi

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hympi/error.hpp"
+#include "hympi/solver.hpp"
 #include "hympi/timing.hpp"
 
 namespace hympi {
@@ -72,6 +73,18 @@ struct Fractions {
   double comm = 0, comp_non = 0, comp_overlap = 0;
 };
 Fractions critical_fractions(const std::vector<PhaseRow>& breakdown, double T);
+
+// One thread's event log, on a cache line of its own: threads append to
+// their logs at the same time, and the vectors' end pointers would otherwise
+// share lines.
+struct alignas(64) TraceLog {
+  std::vector<TraceEvent> events;
+};
+
+// Collective. Every rank's timeline on rank 0 (empty elsewhere), times made
+// relative to each rank's loop start t0.
+std::vector<RankTrace> gather_trace(const std::vector<TraceLog>& logs, double t0, double elapsed,
+                                    MPI_Comm comm);
 
 }  // namespace detail
 }  // namespace hympi

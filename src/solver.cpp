@@ -30,65 +30,6 @@ Stats make_stats(std::vector<double> v) {
 
 namespace {
 
-// One thread's event log, on a cache line of its own: threads append to
-// their logs at the same time, and the vectors' end pointers would otherwise
-// share lines.
-struct alignas(64) TraceLog {
-  std::vector<TraceEvent> events;
-};
-
-// Collective. Every rank's timeline on rank 0 (empty elsewhere), times made
-// relative to each rank's loop start t0. One MPI_Gatherv of a flat array of
-// doubles per rank: [elapsed, count of thread 0 .. count of thread n-1,
-// then per event (phase, start, end)].
-std::vector<RankTrace> gather_trace(const std::vector<TraceLog>& logs, double t0, double elapsed,
-                                    MPI_Comm comm) {
-  int size = 0, rank = 0;
-  HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
-  HYMPI_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  const int nt = static_cast<int>(logs.size());
-  std::vector<double> flat{elapsed};
-  for (const auto& l : logs) flat.push_back(static_cast<double>(l.events.size()));
-  for (const auto& l : logs)
-    for (const TraceEvent& e : l.events) {
-      flat.push_back(static_cast<double>(static_cast<int>(e.phase)));
-      flat.push_back(e.start - t0);
-      flat.push_back(e.end - t0);
-    }
-  if (flat.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw std::runtime_error("trace too large to gather: use fewer iterations");
-  const int mine = static_cast<int>(flat.size());
-  std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
-  HYMPI_CHECK_MPI(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
-  long long total = 0;
-  for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
-    displs[r] = static_cast<int>(total);
-    total += counts[r];
-  }
-  if (total > std::numeric_limits<int>::max())
-    throw std::runtime_error("trace too large to gather: use fewer iterations or ranks");
-  std::vector<double> all(static_cast<std::size_t>(total));
-  HYMPI_CHECK_MPI(MPI_Gatherv(flat.data(), mine, MPI_DOUBLE, all.data(), counts.data(),
-                              displs.data(), MPI_DOUBLE, 0, comm));
-  std::vector<RankTrace> out;
-  if (rank != 0) return out;
-  out.resize(size);
-  for (int r = 0; r < size; ++r) {
-    const double* p = all.data() + displs[r];
-    RankTrace& rt = out[r];
-    rt.elapsed = *p++;
-    std::vector<std::size_t> n(nt);
-    for (int t = 0; t < nt; ++t) n[t] = static_cast<std::size_t>(*p++);
-    rt.threads.resize(nt);
-    for (int t = 0; t < nt; ++t) {
-      rt.threads[t].reserve(n[t]);
-      for (std::size_t i = 0; i < n[t]; ++i, p += 3)
-        rt.threads[t].push_back({static_cast<Phase>(static_cast<int>(p[0])), p[1], p[2]});
-    }
-  }
-  return out;
-}
-
 // The matrix, when the config asks for CRS and the kernel has a CRS form.
 std::unique_ptr<CrsMatrix> stored_matrix(const KernelInfo& info, const SolveConfig& cfg,
                                          const LocalDomain& domain) {
@@ -104,15 +45,15 @@ struct Repetitions {
   std::vector<double> local_times;  // [rep]: this rank's loop time
   std::vector<double> loop_starts;  // [rep]: LoopClock::t0
   std::vector<Timers> timers;       // [rep]
-  std::vector<std::vector<TraceLog>> logs;  // [rep][thread], with cfg.trace only
+  std::vector<std::vector<detail::TraceLog>> logs;  // [rep][thread], with cfg.trace only
   KernelOutcome last;
 };
 
 // Per-thread trace logs of repetition rep, attached to its timers. Later
 // repetitions log as many steps as the first: reserving that keeps
 // reallocation out of their timed loops.
-std::vector<TraceLog> attach_trace(Timers& timers, const Repetitions& done, int threads) {
-  std::vector<TraceLog> logs(threads);
+std::vector<detail::TraceLog> attach_trace(Timers& timers, const Repetitions& done, int threads) {
+  std::vector<detail::TraceLog> logs(threads);
   for (int t = 0; t < threads; ++t) {
     if (!done.logs.empty()) logs[t].events.reserve(done.logs[0][t].events.size());
     timers[t].trace = &logs[t].events;
@@ -128,7 +69,7 @@ Repetitions run_repetitions(const Kernel& kernel, const KernelRun& run) {
   for (int rep = 0; rep < cfg.repeat; ++rep) {
     Timers& timers = domain.timers();
     for (auto& t : timers) t.trace = nullptr;
-    std::vector<TraceLog> logs;
+    std::vector<detail::TraceLog> logs;
     if (cfg.trace) logs = attach_trace(timers, reps, cfg.threads);
     KernelOutcome out = kernel.run(run);
     const double elapsed = domain.elapsed();
@@ -175,7 +116,7 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   const std::size_t med = median_repetition(reps.times, res.time_s.median);
   const MPI_Comm comm = run.domain.comm();
   if (cfg.trace)
-    res.trace = gather_trace(reps.logs[med], reps.loop_starts[med], reps.local_times[med], comm);
+    res.trace = detail::gather_trace(reps.logs[med], reps.loop_starts[med], reps.local_times[med], comm);
   res.breakdown = detail::breakdown_max(reps.timers[med], reps.local_times[med], comm);
   const detail::Fractions f = detail::critical_fractions(res.breakdown, reps.times[med]);
   res.f_comm = f.comm;
@@ -203,6 +144,7 @@ DomainConfig domain_config(const SolveConfig& c) {
   d.proc_grid = c.proc_grid;
   // A built-in kernel that fails is a bug: an exception, as for any other.
   d.on_error = KernelErrorPolicy::Throw;
+  d.use_environment = false;  // the solver traces through its own logs (cfg.trace)
   return d;
 }
 

@@ -85,5 +85,19 @@ else
   failed=$((failed + 1)); echo "FAIL: run with HYMPI_REPORT_JSON"
 fi
 
+# The trace of the timed loop: HYMPI_TRACE_JSON gives every thread of every
+# rank a timeline (Chrome Trace Event JSON, as hympi solve --trace writes).
+if OMP_NUM_THREADS=2 HYMPI_REPORT_JSON="$tmp/r2.json" HYMPI_TRACE_JSON="$tmp/trace.json" timeout 60 \
+    "$mpiexec" -n 2 "${preflags[@]}" "$app" --grid 16 --steps 3 --scheme funneled --threads 2 \
+    < /dev/null > /dev/null 2>&1 && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); o = d["otherData"]
+assert o["kernel"] == "user:smoother" and o["scheme"] == "funneled" and o["iters"] == 3, o
+assert o["ranks"] == 2 and o["threads"] == 2 and len(o["loop_elapsed_s"]) == 2, o
+x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+assert {(e["pid"], e["tid"]) for e in x} == {(0, 0), (0, 1), (1, 0), (1, 1)}
+assert any(e["name"] == "comm" for e in x) and any(e["name"] == "compute_interior" for e in x)
+' "$tmp/trace.json"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: trace"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

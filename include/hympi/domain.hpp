@@ -56,6 +56,13 @@ struct DomainConfig {
   RankOrder rank_order = RankOrder::Sequential;
   std::array<int, 3> proc_grid{0, 0, 0};  // 0: chosen node-aware
   KernelErrorPolicy on_error = KernelErrorPolicy::Abort;
+  // Record every thread's timed steps between start_clock and stop_clock
+  // (write_trace). Also on when HYMPI_TRACE_JSON is set in rank 0's
+  // environment; write_report then writes the trace there too.
+  bool trace = false;
+  // Read HYMPI_REPORT_JSON and HYMPI_TRACE_JSON (hympi's own solve does not:
+  // it has its own --json and --trace).
+  bool use_environment = true;
 };
 
 // Every problem with a config at once (empty when valid), for `ranks` ranks.
@@ -137,9 +144,17 @@ class Domain {
   // Collective: the timed loop's summary as a JSON document on `path` (rank
   // 0 writes; "-" is stdout), in the shape of `hympi solve --json` results so
   // that hympi-lab study --app and report read it. `name` names the kernel
-  // ("user:" is prefixed). Throws OutputError when the file cannot be written.
+  // ("user:" is prefixed). HYMPI_REPORT_JSON in rank 0's environment
+  // replaces `path`; with HYMPI_TRACE_JSON set the trace is written there
+  // too. Throws OutputError when a file cannot be written.
   void write_report(const std::string& path, const std::string& name,
                     const std::vector<const Field*>& checksum_fields = {});
+
+  // Collective: the timelines of every thread of every rank in the timed
+  // loop, as a Chrome Trace Event document (hympi/trace.hpp; Perfetto opens
+  // it, `hympi-lab trace` draws it). Needs tracing on (DomainConfig::trace or
+  // HYMPI_TRACE_JSON): else UsageError. Writes like write_report.
+  void write_trace(const std::string& path, const std::string& name);
 
   // Sum and root of the sum of squares of a field's local points over ranks
   // (collective): the checksum a user compares between schemes.
