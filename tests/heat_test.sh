@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# examples/heat.c and heat.f90 (the C API and the Fortran module) under every
+# scheme give the serial reference's checksum (relative 1e-10): every scheme
+# at 2 ranks x 2 threads and 3 ranks x 3 threads, periodic at 2 x 2, every
+# rank count 1-4 with masteronly; then bad input exits 2 with one line.
+#   usage: heat_test.sh HYMPI REFERENCE MPIEXEC "PREFLAGS" APP...
+set -uo pipefail
+hympi=$1 ref=$2 mpiexec=$3
+IFS=';' read -r -a preflags <<< "${4:-}"
+shift 4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+schemes=$("$hympi" info --json 2>/dev/null < /dev/null | python3 -c '
+import json, sys
+for s in json.load(sys.stdin)["schemes"]:
+    print(s["name"], s["min_threads"], int(s["available"]))') || { echo "FAIL: hympi info --json"; exit 1; }
+
+compare() {  # compare OUT REF LABEL
+  if python3 - "$1" "$2" <<'PY'
+import sys
+def numbers(path):
+    for line in open(path):
+        if line.startswith("checksum"):
+            words = line.split()
+            return [float(words[2]), float(words[4])]
+    return []
+a, b = numbers(sys.argv[1]), numbers(sys.argv[2])
+sys.exit(0 if len(a) == len(b) == 2 and all(abs(x - y) <= 1e-10 * max(abs(x), abs(y), 1e-300)
+                                            for x, y in zip(a, b)) else 1)
+PY
+  then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $3"; cat "$1"; fi
+}
+
+run() {  # run APP NP THREADS SCHEME PERIODIC
+  local app=$1 np=$2 nt=$3 scheme=$4 periodic=$5
+  local label="$(basename "$app") $scheme np=$np nt=$nt periodic=$periodic" extra=() grid=12x10x9
+  [ "$periodic" = 1 ] && extra=(--periodic) && grid=12x10x8
+  "$ref" ${grid//x/ } 4 "$periodic" > "$tmp/ref"
+  if ! OMP_NUM_THREADS=$nt timeout 120 "$mpiexec" -n "$np" "${preflags[@]}" "$app" --grid "$grid" \
+      --steps 4 --scheme "$scheme" --threads "$nt" "${extra[@]}" < /dev/null > "$tmp/out" 2> "$tmp/err"; then
+    failed=$((failed + 1)); echo "FAIL: $label exited non-zero"; cat "$tmp/err"; return
+  fi
+  compare "$tmp/out" "$tmp/ref" "$label"
+}
+
+bad() {  # bad APP LABEL EXPECTED_TEXT ARGS...
+  local app=$1 label="$(basename "$1") $2" expect=$3; shift 3
+  OMP_NUM_THREADS=1 timeout 60 "$mpiexec" -n 2 "${preflags[@]}" "$app" "$@" < /dev/null > "$tmp/out" 2> "$tmp/err"
+  local rc=$?
+  if [ $rc -eq 2 ] && grep -q -- "$expect" "$tmp/err" && ! grep -q "MPI_ABORT" "$tmp/err"; then
+    passed=$((passed + 1))
+  else failed=$((failed + 1)); echo "FAIL: $label (exit $rc)"; cat "$tmp/err"; fi
+}
+
+for app in "$@"; do
+  while read -r name min_threads available; do
+    [ "$available" = 1 ] || continue
+    for layout in "2 2" "3 3"; do
+      set -- $layout
+      [ "$2" -ge "$min_threads" ] && run "$app" "$1" "$2" "$name" 0
+    done
+    [ 2 -ge "$min_threads" ] && run "$app" 2 2 "$name" 1
+  done <<< "$schemes"
+  for np in 1 4; do run "$app" "$np" 1 masteronly 0; done
+  bad "$app" "unknown scheme" "unknown scheme 'nosuch'" --scheme nosuch
+  bad "$app" "bad grid" "bad value for --grid" --grid 0
+  bad "$app" "funneled with 1 thread" "needs at least 2 threads" --scheme funneled --threads 1
+  bad "$app" "unknown option" "unknown option --bogus" --bogus 1
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

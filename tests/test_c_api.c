@@ -1,0 +1,136 @@
+/* The C API's status codes and messages for bad input (hympi/hympi.h): calls
+ * before MPI_Init and after MPI_Finalize, NULL handles and arguments, an
+ * unknown scheme, a halo of 0 or thicker than a rank's box, a field of
+ * another domain, an unwritable report path, and a callback that fails
+ * under HYMPI_ON_ERROR_RETURN (every rank finishes the sweep; the failing
+ * one gets HYMPI_ERR_KERNEL and a message naming scheme and box). Runs at
+ * any rank count; prints one line per failure and "N passed, N failed". */
+#include <hympi/hympi.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed, rank = 0, size = 1;
+
+static void check(int ok, const char* what) {
+  int mine = ok ? 0 : 1, any = mine;
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    ++failed;
+    if (!ok) printf("FAIL rank %d: %s (last error: '%s')\n", rank, what, hympi_last_error());
+  } else {
+    ++passed;
+  }
+}
+
+static int contains(const char* text, const char* part) { return strstr(text, part) != NULL; }
+
+static int fail_on_last_rank(const hympi_box* box, int thread, void* user, double* partial) {
+  (void)thread;
+  (void)user;
+  *partial += 1.0;
+  const int empty = box->hi[0] <= box->lo[0] || box->hi[1] <= box->lo[1] || box->hi[2] <= box->lo[2];
+  return rank == size - 1 && !empty ? 7 : 0;
+}
+
+static int count_points(const hympi_box* box, int thread, void* user, double* partial) {
+  (void)thread;
+  (void)user;
+  *partial += (double)(box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  hympi_domain_config c;
+  hympi_domain_config_init(&c);
+  c.grid[0] = 12;
+  c.grid[1] = 10;
+  c.grid[2] = 9;
+  hympi_domain d = NULL;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_STATE &&
+            contains(hympi_last_error(), "before MPI_Init"),
+        "a call before MPI_Init is HYMPI_ERR_STATE");
+
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  check(hympi_domain_create(MPI_COMM_WORLD, NULL, &d) == HYMPI_ERR_USAGE, "NULL config");
+  c.scheme = "nosuch";
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "unknown scheme 'nosuch' (one of: masteronly"),
+        "an unknown scheme is named with the list");
+  c.scheme = NULL;
+  c.halo = 0;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "`halo` must be between 1 and 64 (got 0)"),
+        "halo 0");
+  c.halo = 2;
+  c.grid[0] = 2 * size - 1; /* every rank along x (y and z have one point): boxes of 1 point */
+  c.grid[1] = c.grid[2] = 1;
+  c.periodic[0] = 1;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "`halo` 2 needs at least 2 points per rank along x"),
+        "a halo thicker than a rank's box");
+  c.halo = 1;
+  c.grid[0] = 12;
+  c.grid[1] = 10;
+  c.grid[2] = 9;
+  c.periodic[0] = 0;
+  c.on_error = 9;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_USAGE, "a bad on_error");
+  check(hympi_sweep(NULL, 0, NULL, count_points, NULL) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "NULL or freed"),
+        "a NULL domain");
+
+  c.on_error = HYMPI_ON_ERROR_RETURN;
+  c.threads = 2;
+  c.scheme = "funneled";
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_SUCCESS, "a good domain");
+  hympi_domain other = NULL;
+  c.scheme = NULL;
+  c.threads = 1;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &other) == HYMPI_SUCCESS, "a second domain");
+  hympi_field u = NULL, foreign = NULL;
+  check(hympi_field_create(d, &u) == HYMPI_SUCCESS, "a field");
+  check(hympi_field_create(other, &foreign) == HYMPI_SUCCESS, "a field of the other domain");
+  check(hympi_field_wrap(d, NULL, &foreign) == HYMPI_ERR_USAGE, "wrapping a NULL array");
+  hympi_field two[2] = {u, foreign};
+  check(hympi_sweep(d, 2, two, count_points, NULL) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "field 1 belongs to another domain"),
+        "a field of another domain in a sweep");
+  check(hympi_sweep(d, 0, two, count_points, NULL) == HYMPI_ERR_USAGE, "no fields");
+  check(hympi_sweep(d, 1, &u, NULL, NULL) == HYMPI_ERR_USAGE, "a NULL callback");
+
+  double sum = 0;
+  const int rc = hympi_sweep_sum(d, 1, &u, fail_on_last_rank, NULL, &sum);
+  if (rank == size - 1)
+    check(rc == HYMPI_ERR_KERNEL && contains(hympi_last_error(), "scheme 'funneled' on box [") &&
+              contains(hympi_last_error(), "the box callback returned 7"),
+          "a failing callback gives HYMPI_ERR_KERNEL naming scheme and box");
+  else
+    check(rc == HYMPI_SUCCESS, "the other ranks finish the sweep");
+  check(hympi_sweep_sum(d, 1, &u, count_points, NULL, &sum) == HYMPI_SUCCESS && sum == 12 * 10 * 9,
+        "the domain keeps working after a failed callback");
+  check(hympi_report_json(d, "/nonexistent-dir/r.json", "t") == HYMPI_ERR_OUTPUT &&
+            contains(hympi_last_error(), "cannot write /nonexistent-dir/r.json"),
+        "an unwritable report path is HYMPI_ERR_OUTPUT on every rank");
+
+  check(hympi_field_free(&u) == HYMPI_SUCCESS && u == NULL, "field_free clears the handle");
+  hympi_field_free(&foreign);
+  check(hympi_domain_free(&d) == HYMPI_SUCCESS && d == NULL, "domain_free clears the handle");
+  check(hympi_domain_threads(d, &c.threads) == HYMPI_ERR_USAGE, "a freed domain");
+  hympi_domain_free(&other);
+  const int me = rank;
+  MPI_Finalize();
+  c.scheme = NULL;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_STATE &&
+            contains(hympi_last_error(), "after MPI_Finalize"),
+        "a call after MPI_Finalize is HYMPI_ERR_STATE");
+  if (me == 0) printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
