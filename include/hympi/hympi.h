@@ -72,6 +72,9 @@ const char* hympi_last_error(void);
 
 /* Collective over comm. */
 int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_domain* domain);
+/* The same with a Fortran communicator handle (the Fortran module's path:
+ * comm%MPI_VAL of an mpi_f08 type(MPI_Comm), or an mpi-module integer). */
+int hympi_domain_create_f(MPI_Fint comm, const hympi_domain_config* config, hympi_domain* domain);
 int hympi_domain_free(hympi_domain* domain); /* sets *domain to NULL */
 
 /* This rank's box: size[3], offset[3] (global index of local point 0). */

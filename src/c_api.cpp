@@ -1,0 +1,305 @@
+// The C API (hympi/hympi.h) over hympi::Domain: opaque handles, status
+// codes and a per-thread message; no exception crosses it.
+#include "hympi/hympi.h"
+
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "hympi/domain.hpp"
+#include "hympi/error.hpp"
+#include "hympi/scheme.hpp"
+
+struct hympi_domain_s {
+  std::unique_ptr<hympi::Domain> domain;
+};
+
+struct hympi_field_s {
+  hympi::Field field;
+  hympi_domain owner;  // the domain whose layout the field has
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+int fail(int code, const std::string& message) {
+  g_last_error = message;
+  return code;
+}
+
+// MPI must be initialised and not finalised for any call that touches it.
+bool mpi_usable(const char* call) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) return true;
+  g_last_error = std::string(call) + ": called " +
+                 (initialized ? "after MPI_Finalize" : "before MPI_Init") +
+                 " (hympi needs MPI between MPI_Init_thread and MPI_Finalize)";
+  return false;
+}
+
+// Runs body, turning every exception into its status code and message.
+template <typename Body>
+int guarded(const char* call, Body&& body) {
+  if (!mpi_usable(call)) return HYMPI_ERR_STATE;
+  try {
+    body();
+    g_last_error.clear();
+    return HYMPI_SUCCESS;
+  } catch (const hympi::UsageError& e) {
+    return fail(HYMPI_ERR_USAGE, std::string(call) + ": " + e.what());
+  } catch (const hympi::KernelError& e) {
+    return fail(HYMPI_ERR_KERNEL, std::string(call) + ": " + e.what());
+  } catch (const hympi::OutputError& e) {
+    return fail(HYMPI_ERR_OUTPUT, std::string(call) + ": " + e.what());
+  } catch (const hympi::MpiError& e) {
+    return fail(HYMPI_ERR_MPI, std::string(call) + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(HYMPI_ERR_USAGE, std::string(call) + ": out of memory");
+  } catch (const std::exception& e) {
+    return fail(HYMPI_ERR_INTERNAL, std::string(call) + ": " + e.what());
+  } catch (...) {
+    return fail(HYMPI_ERR_INTERNAL, std::string(call) + ": unknown error");
+  }
+}
+
+// The user's callback as the Domain's update: a non-zero return fails the
+// box (the Domain names scheme, box, rank and thread and applies the
+// on_error policy).
+struct CallbackSum {
+  hympi_box_fn fn;
+  void* user;
+  double operator()(const hympi::Box& box, int thread) const {
+    hympi_box b;
+    for (int d = 0; d < 3; ++d) {
+      b.lo[d] = box.lo[d];
+      b.hi[d] = box.hi[d];
+    }
+    double partial = 0;
+    const int rc = fn(&b, thread, user, &partial);
+    if (rc != 0) throw hympi::KernelError("box callback returned " + std::to_string(rc));
+    return partial;
+  }
+};
+
+void check_domain(hympi_domain d) {
+  if (!d || !d->domain) throw hympi::UsageError("the domain handle is NULL or freed");
+}
+
+std::vector<hympi::Field*> field_list(hympi_domain d, int nfields, const hympi_field* fields) {
+  if (nfields < 1 || !fields)
+    throw hympi::UsageError("a sweep needs at least one field (nfields >= 1, fields not NULL)");
+  std::vector<hympi::Field*> list;
+  for (int i = 0; i < nfields; ++i) {
+    if (!fields[i]) throw hympi::UsageError("field " + std::to_string(i) + " is NULL");
+    if (fields[i]->owner != d)
+      throw hympi::UsageError("field " + std::to_string(i) + " belongs to another domain");
+    list.push_back(&fields[i]->field);
+  }
+  return list;
+}
+
+}  // namespace
+
+extern "C" {
+
+void hympi_domain_config_init(hympi_domain_config* c) {
+  if (!c) return;
+  for (int d = 0; d < 3; ++d) {
+    c->grid[d] = 0;
+    c->periodic[d] = 0;
+  }
+  c->halo = 1;
+  c->scheme = nullptr;
+  c->threads = 1;
+  c->reserved = 0;
+  c->ranks_per_node = 0;
+  c->on_error = HYMPI_ON_ERROR_ABORT;
+}
+
+const char* hympi_last_error(void) { return g_last_error.c_str(); }
+
+const char* hympi_scheme_names(void) {
+  static const std::string names = hympi::scheme_names();
+  return names.c_str();
+}
+
+int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_domain* domain) {
+  return guarded("hympi_domain_create", [&] {
+    if (!config || !domain) throw hympi::UsageError("config and domain must not be NULL");
+    *domain = nullptr;
+    hympi::DomainConfig c;
+    for (int d = 0; d < 3; ++d) {
+      c.grid[d] = config->grid[d];
+      c.periodic[d] = config->periodic[d] != 0;
+    }
+    c.halo = config->halo;
+    c.threads = config->threads;
+    c.reserved = config->reserved;
+    c.ranks_per_node = config->ranks_per_node;
+    if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
+      throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
+    c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw
+                                                           : hympi::KernelErrorPolicy::Abort;
+    if (config->scheme) {
+      c.scheme = hympi::find_scheme(config->scheme);
+      if (!c.scheme)
+        throw hympi::UsageError(std::string("unknown scheme '") + config->scheme +
+                                "' (one of: " + hympi::scheme_names() + ")");
+    }
+    auto handle = std::make_unique<hympi_domain_s>();
+    handle->domain = std::make_unique<hympi::Domain>(comm, c);
+    *domain = handle.release();
+  });
+}
+
+int hympi_domain_create_f(MPI_Fint comm, const hympi_domain_config* config, hympi_domain* domain) {
+  if (!mpi_usable("hympi_domain_create")) return HYMPI_ERR_STATE;
+  return hympi_domain_create(MPI_Comm_f2c(comm), config, domain);
+}
+
+int hympi_domain_free(hympi_domain* domain) {
+  if (!domain) return fail(HYMPI_ERR_USAGE, "hympi_domain_free: NULL pointer");
+  if (!*domain) return HYMPI_SUCCESS;  // freeing NULL is a no-op, as free(NULL)
+  // The Domain's destructor frees its communicator, which needs MPI: after
+  // MPI_Finalize the handle is dropped and its memory left (no MPI call may
+  // be made then).
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    (void)(*domain)->domain.release();
+    delete *domain;
+    *domain = nullptr;
+    return fail(HYMPI_ERR_STATE,
+                "hympi_domain_free: called after MPI_Finalize (free domains before it)");
+  }
+  delete *domain;
+  *domain = nullptr;
+  return HYMPI_SUCCESS;
+}
+
+int hympi_domain_local(hympi_domain domain, int size[3], int offset[3]) {
+  return guarded("hympi_domain_local", [&] {
+    check_domain(domain);
+    const hympi::LocalDomain& l = domain->domain->local();
+    for (int d = 0; d < 3; ++d) {
+      if (size) size[d] = l.size[d];
+      if (offset) offset[d] = l.offset[d];
+    }
+  });
+}
+
+int hympi_domain_layout(hympi_domain domain, int* halo, ptrdiff_t* stride_j, ptrdiff_t* stride_k,
+                        size_t* count) {
+  return guarded("hympi_domain_layout", [&] {
+    check_domain(domain);
+    const hympi::FieldLayout l = domain->domain->layout();
+    if (halo) *halo = l.halo;
+    if (stride_j) *stride_j = l.stride_j;
+    if (stride_k) *stride_k = l.stride_k;
+    if (count) *count = l.count;
+  });
+}
+
+int hympi_domain_threads(hympi_domain domain, int* threads) {
+  return guarded("hympi_domain_threads", [&] {
+    check_domain(domain);
+    if (!threads) throw hympi::UsageError("threads must not be NULL");
+    *threads = domain->domain->threads();
+  });
+}
+
+int hympi_field_create(hympi_domain domain, hympi_field* field) {
+  return guarded("hympi_field_create", [&] {
+    check_domain(domain);
+    if (!field) throw hympi::UsageError("field must not be NULL");
+    *field = new hympi_field_s{domain->domain->make_field(), domain};
+  });
+}
+
+int hympi_field_wrap(hympi_domain domain, double* data, hympi_field* field) {
+  return guarded("hympi_field_wrap", [&] {
+    check_domain(domain);
+    if (!field) throw hympi::UsageError("field must not be NULL");
+    *field = new hympi_field_s{domain->domain->wrap_field(data), domain};
+  });
+}
+
+int hympi_field_data(hympi_field field, double** data) {
+  if (!field || !data) return fail(HYMPI_ERR_USAGE, "hympi_field_data: NULL argument");
+  *data = field->field.data();
+  return HYMPI_SUCCESS;
+}
+
+int hympi_field_free(hympi_field* field) {
+  if (!field) return fail(HYMPI_ERR_USAGE, "hympi_field_free: NULL pointer");
+  delete *field;
+  *field = nullptr;
+  return HYMPI_SUCCESS;
+}
+
+int hympi_sweep(hympi_domain domain, int nfields, const hympi_field* fields, hympi_box_fn fn,
+                void* user) {
+  return guarded("hympi_sweep", [&] {
+    check_domain(domain);
+    if (!fn) throw hympi::UsageError("the box callback is NULL");
+    const CallbackSum cb{fn, user};
+    domain->domain->sweep(field_list(domain, nfields, fields),
+                          [&cb](const hympi::Box& box, int t) { cb(box, t); });
+  });
+}
+
+int hympi_sweep_sum(hympi_domain domain, int nfields, const hympi_field* fields, hympi_box_fn fn,
+                    void* user, double* sum) {
+  return guarded("hympi_sweep_sum", [&] {
+    check_domain(domain);
+    if (!fn || !sum) throw hympi::UsageError("the box callback and sum must not be NULL");
+    *sum = domain->domain->sweep_sum(field_list(domain, nfields, fields), CallbackSum{fn, user});
+  });
+}
+
+int hympi_for_each(hympi_domain domain, hympi_box_fn fn, void* user, double* sum) {
+  return guarded("hympi_for_each", [&] {
+    check_domain(domain);
+    if (!fn) throw hympi::UsageError("the box callback is NULL");
+    const double s = domain->domain->for_each_sum(CallbackSum{fn, user});
+    if (sum) *sum = s;
+  });
+}
+
+int hympi_start_clock(hympi_domain domain) {
+  return guarded("hympi_start_clock", [&] {
+    check_domain(domain);
+    domain->domain->start_clock();
+  });
+}
+
+int hympi_stop_clock(hympi_domain domain) {
+  return guarded("hympi_stop_clock", [&] {
+    check_domain(domain);
+    domain->domain->stop_clock();
+  });
+}
+
+int hympi_checksum(hympi_domain domain, hympi_field field, double* sum, double* l2) {
+  return guarded("hympi_checksum", [&] {
+    check_domain(domain);
+    if (!field || field->owner != domain)
+      throw hympi::UsageError("the field is NULL or belongs to another domain");
+    const auto c = domain->domain->checksum(field->field);
+    if (sum) *sum = c[0];
+    if (l2) *l2 = c[1];
+  });
+}
+
+int hympi_report_json(hympi_domain domain, const char* path, const char* name) {
+  return guarded("hympi_report_json", [&] {
+    check_domain(domain);
+    domain->domain->write_report(path ? path : "", name ? name : "kernel");
+  });
+}
+
+}  // extern "C"
