@@ -1,0 +1,464 @@
+! The Fortran 2008 module of hympi's user-kernel API: `use hympi`.
+! A thin layer over the C API (hympi/hympi.h) through iso_c_binding;
+! communicators are mpi_f08 `type(MPI_Comm)`.
+!
+! Index convention (Fortran's own, not C's): a field is a real(c_double)
+! array u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) (hympi_field_pointer gives it):
+! 1..n is the rank's own box, the h planes on each side the halo (with h = 1:
+! 0 and n+1). The box a callback gets uses the same indices, inclusive:
+!   do k = box%lo(3), box%hi(3); do j = ...; do i = box%lo(1), box%hi(1)
+! Local point i is global point offset(1) + i - 1 (zero-based global, as
+! hympi_domain_local's offset).
+!
+! The callback is an ordinary Fortran function with the interface
+! hympi_box_callback (no bind(C) needed: the module passes C a bind(C)
+! trampoline that converts the box and calls it). It is declared `recursive`
+! because several threads run it at once: gfortran then keeps its locals on
+! each thread's stack.
+!
+! Thread rules: call every hympi_* routine from the thread that called
+! MPI_Init_thread, outside any parallel region. The callback runs on
+! hympi's threads inside hympi's parallel regions: no MPI, no hympi_* calls,
+! no !$omp directives (hympi owns the threads); write only the points of the
+! box it is given.
+module hympi
+  use, intrinsic :: iso_c_binding
+  use mpi_f08, only: MPI_Comm
+  implicit none
+  private
+
+  integer(c_int), parameter, public :: HYMPI_SUCCESS = 0, HYMPI_ERR_USAGE = 1, &
+       HYMPI_ERR_MPI = 2, HYMPI_ERR_KERNEL = 3, HYMPI_ERR_OUTPUT = 4, HYMPI_ERR_STATE = 5, &
+       HYMPI_ERR_INTERNAL = 6
+  integer(c_int), parameter, public :: HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1
+
+  ! A box of local points in Fortran indices: lo(d)..hi(d) inclusive, 1-based.
+  type, public :: hympi_box
+    integer :: lo(3), hi(3)
+  end type hympi_box
+
+  ! The C box (hympi_box in hympi.h): zero-based, half-open.
+  type, bind(C) :: c_box
+    integer(c_int) :: lo(3), hi(3)
+  end type c_box
+
+  ! The C configuration (hympi_domain_config); hympi_domain_create fills it.
+  type, bind(C) :: c_config
+    integer(c_int) :: grid(3), periodic(3), halo
+    type(c_ptr) :: scheme
+    integer(c_int) :: threads, reserved, ranks_per_node, on_error
+  end type c_config
+
+  type, public :: hympi_domain
+    type(c_ptr) :: handle = c_null_ptr
+  end type hympi_domain
+
+  type, public :: hympi_field
+    type(c_ptr) :: handle = c_null_ptr
+  end type hympi_field
+
+  ! The callback: returns 0, or non-zero to fail the sweep (the sweep then
+  ! stops every rank, or returns HYMPI_ERR_KERNEL with on_error =
+  ! HYMPI_ON_ERROR_RETURN). thread: 0..threads-1. user: the sweep's `user`
+  ! argument (c_null_ptr when none). partial starts at 0 for each call: add
+  ! the box's part of a sum to it (hympi_sweep_sum, hympi_for_each).
+  abstract interface
+    recursive integer function hympi_box_callback(box, thread, user, partial)
+      import :: c_ptr, c_double, hympi_box
+      type(hympi_box), intent(in) :: box
+      integer, intent(in) :: thread
+      type(c_ptr), intent(in) :: user
+      real(c_double), intent(inout) :: partial
+    end function hympi_box_callback
+  end interface
+
+  ! What the trampoline needs: the user's callback and argument. One per
+  ! sweep, on the caller's stack; the threads only read it.
+  type :: sweep_context
+    procedure(hympi_box_callback), pointer, nopass :: callback => null()
+    type(c_ptr) :: user = c_null_ptr
+  end type sweep_context
+
+  public :: hympi_box_callback, hympi_domain_create, hympi_domain_free, hympi_domain_local, &
+            hympi_domain_halo, hympi_domain_threads, hympi_field_create, hympi_field_wrap, &
+            hympi_field_pointer, hympi_field_free, hympi_sweep, hympi_sweep_sum, hympi_for_each, &
+            hympi_start_clock, hympi_stop_clock, hympi_checksum, hympi_report_json, &
+            hympi_last_error, hympi_scheme_names
+
+  interface
+    subroutine c_config_init(config) bind(C, name="hympi_domain_config_init")
+      import :: c_config
+      type(c_config), intent(out) :: config
+    end subroutine c_config_init
+    integer(c_int) function c_create_f(comm, config, domain) bind(C, name="hympi_domain_create_f")
+      import :: c_int, c_ptr, c_config
+      integer(c_int), value :: comm
+      type(c_config), intent(in) :: config
+      type(c_ptr), intent(out) :: domain
+    end function c_create_f
+    integer(c_int) function c_free(domain) bind(C, name="hympi_domain_free")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: domain
+    end function c_free
+    integer(c_int) function c_local(domain, size, offset) bind(C, name="hympi_domain_local")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+      integer(c_int), intent(out) :: size(3), offset(3)
+    end function c_local
+    integer(c_int) function c_layout(domain, halo, sj, sk, count) bind(C, name="hympi_domain_layout")
+      import :: c_int, c_ptr, c_intptr_t, c_size_t
+      type(c_ptr), value :: domain
+      integer(c_int), intent(out) :: halo
+      integer(c_intptr_t), intent(out) :: sj, sk
+      integer(c_size_t), intent(out) :: count
+    end function c_layout
+    integer(c_int) function c_field_create(domain, field) bind(C, name="hympi_field_create")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+      type(c_ptr), intent(out) :: field
+    end function c_field_create
+    integer(c_int) function c_field_data(field, data) bind(C, name="hympi_field_data")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: field
+      type(c_ptr), intent(out) :: data
+    end function c_field_data
+    integer(c_int) function c_field_free(field) bind(C, name="hympi_field_free")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: field
+    end function c_field_free
+    integer(c_int) function c_sweep(domain, nfields, fields, fn, user) bind(C, name="hympi_sweep")
+      import :: c_int, c_ptr, c_funptr
+      type(c_ptr), value :: domain
+      integer(c_int), value :: nfields
+      type(c_ptr), intent(in) :: fields(*)
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+    end function c_sweep
+    integer(c_int) function c_sweep_sum(domain, nfields, fields, fn, user, sum) &
+        bind(C, name="hympi_sweep_sum")
+      import :: c_int, c_ptr, c_funptr, c_double
+      type(c_ptr), value :: domain
+      integer(c_int), value :: nfields
+      type(c_ptr), intent(in) :: fields(*)
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+      real(c_double), intent(out) :: sum
+    end function c_sweep_sum
+    integer(c_int) function c_start_clock(domain) bind(C, name="hympi_start_clock")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+    end function c_start_clock
+    integer(c_int) function c_stop_clock(domain) bind(C, name="hympi_stop_clock")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+    end function c_stop_clock
+    integer(c_int) function c_checksum(domain, field, sum, l2) bind(C, name="hympi_checksum")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: domain, field
+      real(c_double), intent(out) :: sum, l2
+    end function c_checksum
+    integer(c_int) function c_report_json(domain, path, name) bind(C, name="hympi_report_json")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: domain
+      character(kind=c_char), intent(in) :: path(*), name(*)
+    end function c_report_json
+    type(c_ptr) function c_last_error() bind(C, name="hympi_last_error")
+      import :: c_ptr
+    end function c_last_error
+    integer(c_size_t) function c_strlen(s) bind(C, name="strlen")
+      import :: c_size_t, c_ptr
+      type(c_ptr), value :: s
+    end function c_strlen
+    integer(c_int) function c_threads(domain, threads) bind(C, name="hympi_domain_threads")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+      integer(c_int), intent(out) :: threads
+    end function c_threads
+    integer(c_int) function c_field_wrap(domain, data, field) bind(C, name="hympi_field_wrap")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain, data
+      type(c_ptr), intent(out) :: field
+    end function c_field_wrap
+    integer(c_int) function c_for_each(domain, fn, user, sum) bind(C, name="hympi_for_each")
+      import :: c_int, c_ptr, c_funptr, c_double
+      type(c_ptr), value :: domain
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+      real(c_double), intent(out) :: sum
+    end function c_for_each
+    type(c_ptr) function c_scheme_names() bind(C, name="hympi_scheme_names")
+      import :: c_ptr
+    end function c_scheme_names
+  end interface
+
+contains
+
+  ! Collective over comm. grid: global points; scheme: a registered name
+  ! ("" for pure MPI); status: HYMPI_SUCCESS or an error code, whose text is
+  ! hympi_last_error(). periodic: per axis (default none); halo: width
+  ! (default 1); reserved: m (default: the scheme's); on_error:
+  ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN.
+  subroutine hympi_domain_create(domain, comm, grid, scheme, threads, status, periodic, halo, &
+                                 reserved, on_error, ranks_per_node)
+    type(hympi_domain), intent(out) :: domain
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: grid(3)
+    character(len=*), intent(in) :: scheme
+    integer, intent(in) :: threads
+    integer, intent(out) :: status
+    logical, intent(in), optional :: periodic(3)
+    integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node
+    type(c_config) :: config
+    ! The name must outlive the call only: hympi resolves it at once.
+    character(kind=c_char, len=:), allocatable, target :: cname
+    call c_config_init(config)
+    config%grid = int(grid, c_int)
+    config%threads = int(threads, c_int)
+    if (present(periodic)) config%periodic = merge(1_c_int, 0_c_int, periodic)
+    if (present(halo)) config%halo = int(halo, c_int)
+    if (present(reserved)) config%reserved = int(reserved, c_int)
+    if (present(on_error)) config%on_error = int(on_error, c_int)
+    if (present(ranks_per_node)) config%ranks_per_node = int(ranks_per_node, c_int)
+    if (len_trim(scheme) > 0) then
+      cname = trim(scheme) // c_null_char
+      config%scheme = c_loc(cname)
+    end if
+    ! mpi_f08's handle holds the Fortran integer handle; C converts it.
+    status = c_create_f(int(comm%MPI_VAL, c_int), config, domain%handle)
+  end subroutine hympi_domain_create
+
+  subroutine hympi_domain_free(domain, status)
+    type(hympi_domain), intent(inout) :: domain
+    integer, intent(out), optional :: status
+    integer(c_int) :: rc
+    rc = c_free(domain%handle)
+    if (present(status)) status = rc
+  end subroutine hympi_domain_free
+
+  ! This rank's box: n(3) points, offset(3) = global zero-based index of its
+  ! first point (Fortran point i of the box is global point offset(1) + i - 1).
+  subroutine hympi_domain_local(domain, n, offset, status)
+    type(hympi_domain), intent(in) :: domain
+    integer, intent(out) :: n(3), offset(3)
+    integer, intent(out), optional :: status
+    integer(c_int) :: cn(3), co(3), rc
+    cn = 0
+    co = 0
+    rc = c_local(domain%handle, cn, co)
+    n = cn
+    offset = co
+    if (present(status)) status = rc
+  end subroutine hympi_domain_local
+
+  ! The halo width (0 when the handle is not a live domain).
+  integer function hympi_domain_halo(domain)
+    type(hympi_domain), intent(in) :: domain
+    integer(c_int) :: halo, rc
+    integer(c_intptr_t) :: sj, sk  ! ptrdiff_t in C (c_ptrdiff_t is Fortran 2018)
+    integer(c_size_t) :: count
+    halo = 0
+    rc = c_layout(domain%handle, halo, sj, sk, count)
+    hympi_domain_halo = halo
+  end function hympi_domain_halo
+
+  ! The number of hympi's threads (0 when the handle is not a live domain).
+  integer function hympi_domain_threads(domain)
+    type(hympi_domain), intent(in) :: domain
+    integer(c_int) :: threads, rc
+    threads = 0
+    rc = c_threads(domain%handle, threads)
+    hympi_domain_threads = threads
+  end function hympi_domain_threads
+
+  ! A zero field allocated by hympi (first touched by its threads).
+  subroutine hympi_field_create(domain, field, status)
+    type(hympi_domain), intent(in) :: domain
+    type(hympi_field), intent(out) :: field
+    integer, intent(out) :: status
+    status = c_field_create(domain%handle, field%handle)
+  end subroutine hympi_field_create
+
+  ! A field over the caller's array, which must have the domain's shape
+  ! array(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) (any lower bounds; the extents are
+  ! checked: HYMPI_ERR_USAGE otherwise) and must outlive the field.
+  subroutine hympi_field_wrap(domain, array, field, status)
+    type(hympi_domain), intent(in) :: domain
+    real(c_double), target, contiguous, intent(inout) :: array(:, :, :)
+    type(hympi_field), intent(out) :: field
+    integer, intent(out) :: status
+    integer :: n(3), offset(3), h
+    call hympi_domain_local(domain, n, offset, status)
+    if (status /= HYMPI_SUCCESS) return
+    h = hympi_domain_halo(domain)
+    if (any(shape(array) /= n + 2 * h)) then
+      ! The C side cannot see a Fortran shape: this check is the only one.
+      status = HYMPI_ERR_USAGE
+      return
+    end if
+    status = c_field_wrap(domain%handle, c_loc(array), field%handle)
+  end subroutine hympi_field_wrap
+
+  ! u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) over the field's memory (null when the
+  ! handles are not live).
+  subroutine hympi_field_pointer(domain, field, u, status)
+    type(hympi_domain), intent(in) :: domain
+    type(hympi_field), intent(in) :: field
+    real(c_double), pointer, intent(out) :: u(:, :, :)
+    integer, intent(out), optional :: status
+    real(c_double), pointer :: whole(:, :, :)
+    type(c_ptr) :: data
+    integer :: n(3), offset(3), h, rc
+    u => null()
+    call hympi_domain_local(domain, n, offset, rc)
+    if (rc == HYMPI_SUCCESS) rc = c_field_data(field%handle, data)
+    if (present(status)) status = rc
+    if (rc /= HYMPI_SUCCESS) return
+    h = hympi_domain_halo(domain)
+    call c_f_pointer(data, whole, n + 2 * h)
+    u(1 - h:, 1 - h:, 1 - h:) => whole
+  end subroutine hympi_field_pointer
+
+  subroutine hympi_field_free(field, status)
+    type(hympi_field), intent(inout) :: field
+    integer, intent(out), optional :: status
+    integer(c_int) :: rc
+    rc = c_field_free(field%handle)
+    if (present(status)) status = rc
+  end subroutine hympi_field_free
+
+  ! C calls this for every box; it converts the box to Fortran's indices
+  ! and calls the user's function. recursive: threads run it at once.
+  recursive integer(c_int) function trampoline(box, thread, context, partial) bind(C)
+    type(c_box), intent(in) :: box
+    integer(c_int), value :: thread
+    type(c_ptr), value :: context
+    real(c_double), intent(inout) :: partial
+    type(sweep_context), pointer :: ctx
+    type(hympi_box) :: fbox
+    call c_f_pointer(context, ctx)
+    fbox%lo = box%lo + 1
+    fbox%hi = box%hi
+    trampoline = int(ctx%callback(fbox, int(thread), ctx%user, partial), c_int)
+  end function trampoline
+
+  ! One sweep: exchange the halos of fields (one message per neighbour and
+  ! direction), then call callback on boxes covering every local point once.
+  subroutine hympi_sweep(domain, fields, callback, status, user)
+    type(hympi_domain), intent(in) :: domain
+    type(hympi_field), intent(in) :: fields(:)
+    procedure(hympi_box_callback) :: callback
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: user
+    type(c_ptr) :: handles(size(fields))
+    type(sweep_context), target :: ctx
+    integer :: f
+    ctx%callback => callback
+    if (present(user)) ctx%user = user
+    do f = 1, size(fields)
+      handles(f) = fields(f)%handle
+    end do
+    status = c_sweep(domain%handle, int(size(fields), c_int), handles, c_funloc(trampoline), &
+                     c_loc(ctx))
+  end subroutine hympi_sweep
+
+  ! The same; sum = the callbacks' partials over threads and ranks.
+  subroutine hympi_sweep_sum(domain, fields, callback, sum, status, user)
+    type(hympi_domain), intent(in) :: domain
+    type(hympi_field), intent(in) :: fields(:)
+    procedure(hympi_box_callback) :: callback
+    real(c_double), intent(out) :: sum
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: user
+    type(c_ptr) :: handles(size(fields))
+    type(sweep_context), target :: ctx
+    integer :: f
+    ctx%callback => callback
+    if (present(user)) ctx%user = user
+    do f = 1, size(fields)
+      handles(f) = fields(f)%handle
+    end do
+    sum = 0
+    status = c_sweep_sum(domain%handle, int(size(fields), c_int), handles, c_funloc(trampoline), &
+                         c_loc(ctx), sum)
+  end subroutine hympi_sweep_sum
+
+  ! Every local point once, no exchange; sum as in hympi_sweep_sum.
+  subroutine hympi_for_each(domain, callback, sum, status, user)
+    type(hympi_domain), intent(in) :: domain
+    procedure(hympi_box_callback) :: callback
+    real(c_double), intent(out) :: sum
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: user
+    type(sweep_context), target :: ctx
+    ctx%callback => callback
+    if (present(user)) ctx%user = user
+    sum = 0
+    status = c_for_each(domain%handle, c_funloc(trampoline), c_loc(ctx), sum)
+  end subroutine hympi_for_each
+
+  ! Timing of the caller's loop (collective start: a barrier, then zero).
+  subroutine hympi_start_clock(domain, status)
+    type(hympi_domain), intent(in) :: domain
+    integer, intent(out), optional :: status
+    integer(c_int) :: rc
+    rc = c_start_clock(domain%handle)
+    if (present(status)) status = rc
+  end subroutine hympi_start_clock
+
+  subroutine hympi_stop_clock(domain, status)
+    type(hympi_domain), intent(in) :: domain
+    integer, intent(out), optional :: status
+    integer(c_int) :: rc
+    rc = c_stop_clock(domain%handle)
+    if (present(status)) status = rc
+  end subroutine hympi_stop_clock
+
+  ! Collective: sum and l2 norm of the field's own points over all ranks.
+  subroutine hympi_checksum(domain, field, sum, l2, status)
+    type(hympi_domain), intent(in) :: domain
+    type(hympi_field), intent(in) :: field
+    real(c_double), intent(out) :: sum, l2
+    integer, intent(out), optional :: status
+    integer(c_int) :: rc
+    sum = 0
+    l2 = 0
+    rc = c_checksum(domain%handle, field%handle, sum, l2)
+    if (present(status)) status = rc
+  end subroutine hympi_checksum
+
+  ! Collective: the timed loop's summary as JSON on path (rank 0 writes; "-"
+  ! is stdout; HYMPI_REPORT_JSON replaces it), read by hympi-lab study --app.
+  subroutine hympi_report_json(domain, path, name, status)
+    type(hympi_domain), intent(in) :: domain
+    character(len=*), intent(in) :: path, name
+    integer, intent(out) :: status
+    status = c_report_json(domain%handle, trim(path) // c_null_char, trim(name) // c_null_char)
+  end subroutine hympi_report_json
+
+  ! A C string (NUL-terminated, owned by hympi) as a Fortran string.
+  function from_c_string(text) result(message)
+    type(c_ptr), intent(in) :: text
+    character(len=:), allocatable :: message
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+    n = int(c_strlen(text))
+    call c_f_pointer(text, chars, [n])
+    allocate(character(len=n) :: message)
+    do i = 1, n
+      message(i:i) = chars(i)
+    end do
+  end function from_c_string
+
+  ! The message of the last error on this thread ("" when none).
+  function hympi_last_error() result(message)
+    character(len=:), allocatable :: message
+    message = from_c_string(c_last_error())
+  end function hympi_last_error
+
+  ! The registered scheme names, joined by ", ".
+  function hympi_scheme_names() result(names)
+    character(len=:), allocatable :: names
+    names = from_c_string(c_scheme_names())
+  end function hympi_scheme_names
+
+end module hympi
