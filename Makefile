@@ -11,9 +11,11 @@
 .PHONY: all deps deps-test build build-mpich python study test test-openmpi test-mpich test-python demo bench tsan clean
 
 JOBS ?= 2
-OMPI_FLAGS := -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi \
+OMPI_FLAGS := -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPI_C_COMPILER=mpicc.openmpi \
+  -DMPI_Fortran_COMPILER=mpif90.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi \
   "-DMPIEXEC_PREFLAGS=--oversubscribe;--bind-to;none"
-MPICH_FLAGS := -DMPI_CXX_COMPILER=mpicxx.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
+MPICH_FLAGS := -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_C_COMPILER=mpicc.mpich \
+  -DMPI_Fortran_COMPILER=mpif90.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
   -DHYMPI_TEST_DECOMPOSITIONS=default
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
