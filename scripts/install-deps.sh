@@ -6,8 +6,7 @@
 set -euo pipefail
 
 packages=(
-  g++ make cmake git python3 python3-venv
-  gfortran pkg-config             # the Fortran module and example; hympi.pc for Makefile users
+  g++ gfortran make cmake git pkg-config python3 python3-venv
   openmpi-bin libopenmpi-dev      # Open MPI (mpirun.openmpi, mpicxx.openmpi)
   mpich libmpich-dev              # MPICH (mpiexec.mpich, mpicxx.mpich)
   hwloc libhwloc-dev              # topology tools (hwloc-ls, hwloc-bind)

@@ -80,7 +80,7 @@ struct CallbackSum {
     }
     double partial = 0;
     const int rc = fn(&b, thread, user, &partial);
-    if (rc != 0) throw hympi::KernelError("box callback returned " + std::to_string(rc));
+    if (rc != 0) throw hympi::KernelError("the box callback returned " + std::to_string(rc));
     return partial;
   }
 };

@@ -258,14 +258,20 @@ struct Domain::Impl {
     if (!error.empty()) throw OutputError(error);
   }
 
-  void fail(const FailureSlot& slot) {
+  // The failure of a sweep's update: under the Abort policy one line and
+  // MPI_Abort; under Throw its message, which the caller throws once the
+  // collectives every rank makes after the sweep are done (a sum's
+  // MPI_Allreduce), so that the other ranks are not left waiting there.
+  std::string failure(const FailureSlot& slot) {
+    if (!slot.failed()) return "";
     const std::string msg = slot.message(cfg.scheme->info.name, rank);
-    if (cfg.on_error == KernelErrorPolicy::Throw) throw KernelError(msg);
+    if (cfg.on_error == KernelErrorPolicy::Throw) return msg;
     std::fprintf(stderr, "hympi: error: %s\n", msg.c_str());
     std::fflush(stderr);
     // Give the launcher time to forward the line before the job is torn down.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     MPI_Abort(comm(), 3);
+    return msg;  // not reached
   }
 
   void check_fields(const std::vector<Field*>& fields) const {
@@ -284,9 +290,10 @@ struct Domain::Impl {
     }
   }
 
-  // One sweep of the scheme with the update guarded; throws or aborts on a
-  // failure after the sweep's communication completed.
-  void sweep(const std::vector<Field*>& fields, const BoxFn& update) {
+  // One sweep of the scheme with the update guarded; after the sweep's
+  // communication completed, aborts on a failure or returns its message
+  // ("" when none).
+  std::string sweep(const std::vector<Field*>& fields, const BoxFn& update) {
     check_fields(fields);
     plan->set_field_count(static_cast<int>(fields.size()));
     FailureSlot slot;
@@ -295,12 +302,12 @@ struct Domain::Impl {
     };
     scheme->sweep(*plan, fields, regions, guarded, timers);
     ++sweeps;
-    if (slot.failed()) fail(slot);
+    return failure(slot);
   }
 
   // Every local point once, all threads, no exchange; booked as boundary
-  // (non-overlappable) computation.
-  void for_each(const BoxFn& update) {
+  // (non-overlappable) computation. Returns like sweep.
+  std::string for_each(const BoxFn& update) {
     const int n = cfg.threads;
     const Box box = local.box();
     FailureSlot slot;
@@ -316,7 +323,7 @@ struct Domain::Impl {
       });
     }
     errors.rethrow();
-    if (slot.failed()) fail(slot);
+    return failure(slot);
   }
 
   double partial_sum() const {
@@ -405,27 +412,42 @@ Field Domain::wrap_field(double* data) const {
 }
 
 void Domain::sweep(const std::vector<Field*>& exchange, const BoxFn& update) {
-  impl_->sweep(exchange, update);
+  const std::string failed = impl_->sweep(exchange, update);
+  if (!failed.empty()) throw KernelError(failed);
 }
 
 double Domain::sweep_sum(const std::vector<Field*>& exchange, const BoxSumFn& update) {
   Impl& d = *impl_;
   d.reset_partials();
-  d.sweep(exchange, [&](const Box& box, int t) { d.partials[t].value += update(box, t); });
-  return allreduce_sum(d.partial_sum());
+  const std::string failed =
+      d.sweep(exchange, [&](const Box& box, int t) { d.partials[t].value += update(box, t); });
+  const double sum = allreduce_sum(d.partial_sum());  // every rank, failed or not
+  if (!failed.empty()) throw KernelError(failed);
+  return sum;
 }
 
-void Domain::for_each(const BoxFn& update) { impl_->for_each(update); }
+void Domain::for_each(const BoxFn& update) {
+  const std::string failed = impl_->for_each(update);
+  if (!failed.empty()) throw KernelError(failed);
+}
 
 double Domain::for_each_local_sum(const BoxSumFn& update) {
   Impl& d = *impl_;
   d.reset_partials();
-  d.for_each([&](const Box& box, int t) { d.partials[t].value += update(box, t); });
+  const std::string failed =
+      d.for_each([&](const Box& box, int t) { d.partials[t].value += update(box, t); });
+  if (!failed.empty()) throw KernelError(failed);
   return d.partial_sum();
 }
 
 double Domain::for_each_sum(const BoxSumFn& update) {
-  return allreduce_sum(for_each_local_sum(update));
+  Impl& d = *impl_;
+  d.reset_partials();
+  const std::string failed =
+      d.for_each([&](const Box& box, int t) { d.partials[t].value += update(box, t); });
+  const double sum = allreduce_sum(d.partial_sum());  // every rank, failed or not
+  if (!failed.empty()) throw KernelError(failed);
+  return sum;
 }
 
 double Domain::allreduce_sum(double local) {

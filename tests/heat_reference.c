@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     sum += u[p];
     sq += u[p] * u[p];
   }
-  printf("checksum sum %.17g l2 %.17g\n", sum, sqrt(sq));
+  printf("checksum sum %.12e l2 %.12e\n", sum, sqrt(sq));
   free(u);
   free(v);
   return 0;

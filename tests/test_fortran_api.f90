@@ -84,7 +84,7 @@ program test_fortran_api
   msg = hympi_last_error()
   call check("failing callback", status == HYMPI_ERR_KERNEL .and. &
              index(msg, "under scheme 'adaptive' on box [") > 0 .and. &
-             index(msg, "box callback returned 4") > 0)
+             index(msg, "the box callback returned 4") > 0)
 
   call hympi_field_free(w)
   call hympi_field_free(f)
