@@ -141,8 +141,15 @@ int main(int argc, char** argv) {
   check(hympi_domain_free(&d) == HYMPI_SUCCESS && d == NULL, "domain_free clears the handle");
   check(hympi_domain_threads(d, &c.threads) == HYMPI_ERR_USAGE, "a freed domain");
   hympi_domain_free(&other);
+  /* A domain still alive at MPI_Finalize: freeing it afterwards is a state
+   * error and makes no MPI call (its communicator cannot be freed then). */
+  hympi_domain late = NULL;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &late) == HYMPI_SUCCESS, "a domain kept past MPI_Finalize");
   const int me = rank;
   MPI_Finalize();
+  check(hympi_domain_free(&late) == HYMPI_ERR_STATE && late == NULL &&
+            contains(hympi_last_error(), "after MPI_Finalize"),
+        "freeing a domain after MPI_Finalize is HYMPI_ERR_STATE, no crash");
   c.scheme = NULL;
   check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_STATE &&
             contains(hympi_last_error(), "after MPI_Finalize"),
