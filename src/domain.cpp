@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "hympi/build_info.hpp"
+#include "hympi/context.hpp"
 #include "hympi/error.hpp"
 #include "kernels/kernel_util.hpp"
 #include "hympi/trace.hpp"
@@ -183,13 +184,25 @@ std::string json_array(const std::array<T, N>& a) {
   return out + "]";
 }
 
-std::string mpi_library() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(text, &len);
-  std::string s(text, static_cast<std::size_t>(len));
-  const auto nl = s.find('\n');
-  return s.substr(0, nl);
+// Rank 0's command line, from /proc (the context block's "command").
+std::string command_line() {
+  FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (!f) return "";
+  std::string raw;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) raw.append(buf, n);
+  std::fclose(f);
+  std::replace(raw.begin(), raw.end(), '\0', ' ');
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+template <typename T, typename Fn>
+std::string json_list(const std::vector<T>& items, Fn&& one) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + one(items[i]);
+  return out + "]";
 }
 
 // Writes `text` to path: "-" is stdout; a symbolic link is followed; the
@@ -515,6 +528,7 @@ void Domain::write_report(const std::string& path, const std::string& name,
   }
   int provided = MPI_THREAD_SINGLE;
   HYMPI_CHECK_MPI(MPI_Query_thread(&provided));
+  const ThreadPlacement placement = gather_thread_placement(comm, d.cfg.threads);
 
   std::string error;
   if (d.rank == 0) {
@@ -522,26 +536,35 @@ void Domain::write_report(const std::string& path, const std::string& name,
     const SchemeInfo& s = c.scheme->info;
     const double points = 1.0 * c.grid[0] * c.grid[1] * c.grid[2];
     std::ostringstream o;
-    std::string hosts = "[";
-    for (std::size_t i = 0; i < d.nodes.host_of_node.size(); ++i)
-      hosts += (i ? ", " : "") + detail::json_string(d.nodes.host_of_node[i]);
-    hosts += "]";
-    std::string rpn = "[", node_of_rank = "[";
-    for (std::size_t i = 0; i < d.nodes.ranks_per_node.size(); ++i)
-      rpn += (i ? ", " : "") + std::to_string(d.nodes.ranks_per_node[i]);
-    for (std::size_t i = 0; i < d.nodes.node_of_rank.size(); ++i)
-      node_of_rank += (i ? ", " : "") + std::to_string(d.nodes.node_of_rank[i]);
+    const auto quoted = [](const std::string& v) { return detail::json_string(v); };
+    const auto number = [](int v) { return std::to_string(v); };
     char date[32];
     const std::time_t now_t = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now_t));
-    o << "{\n  \"context\": {\"source\": \"user-kernel\", \"hympi_version\": " << detail::json_string(kVersion)
-      << ", \"git_revision\": " << detail::json_string(kGitRevision) << ", \"date\": " << detail::json_string(date)
-      << ", \"hosts\": " << hosts << ", \"mpi_library\": " << detail::json_string(mpi_library())
+    // The same context block as hympi's own documents (docs/json-schema.md);
+    // the requested thread level is not known here: the provided one is given.
+    o << "{\n  \"context\": {\"schema_version\": " << kContextSchemaVersion
+      << ", \"source\": \"user-kernel\", \"hympi_version\": " << detail::json_string(kVersion)
+      << ", \"git_revision\": " << detail::json_string(kGitRevision)
+      << ", \"date\": " << detail::json_string(date)
+      << ", \"hosts\": " << json_list(d.nodes.host_of_node, quoted)
+      << ", \"mpi_library\": " << detail::json_string(mpi_library_version())
+      << ", \"mpi_version\": " << detail::json_string(mpi_standard_version())
+      << ", \"thread_level_requested\": " << detail::json_string(thread_level_name(provided))
       << ", \"thread_level_provided\": " << detail::json_string(thread_level_name(provided))
       << ", \"ranks\": " << d.size << ", \"threads_per_rank\": " << c.threads
       << ", \"nodes\": {\"count\": " << d.nodes.node_count << ", \"kind\": \""
-      << (d.nodes.virtual_nodes ? "virtual" : "real") << "\", \"ranks_per_node\": " << rpn
-      << "], \"node_of_rank\": " << node_of_rank << "]}, \"compiler\": " << detail::json_string(kCompiler)
+      << (d.nodes.virtual_nodes ? "virtual" : "real") << "\", \"ranks_per_node\": "
+      << json_list(d.nodes.ranks_per_node, number)
+      << ", \"node_of_rank\": " << json_list(d.nodes.node_of_rank, number) << "}"
+      << ", \"thread_cpus\": "
+      << json_list(placement.cpu, [&](const std::vector<int>& r) { return json_list(r, number); })
+      << ", \"thread_affinity\": "
+      << json_list(placement.affinity,
+                   [&](const std::vector<std::string>& r) { return json_list(r, quoted); })
+      << ", \"compiler\": " << detail::json_string(kCompiler)
+      << ", \"flags\": " << detail::json_string(kCompileFlags)
+      << ", \"command\": " << detail::json_string(command_line())
       << "},\n  \"results\": [{\"kind\": \"solve\", \"user_kernel\": true, \"kernel\": "
       << detail::json_string("user:" + name) << ", \"format\": \"stencil\", \"scheme\": "
       << detail::json_string(s.name) << ", \"scheme_class\": " << detail::json_string(s.seed_class)

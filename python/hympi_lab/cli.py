@@ -474,7 +474,8 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.resume:
         if any(v for v in (args.out, args.ranks, args.threads, args.hostfile, args.emulated_nodes,
-                           args.launcher, args.mpi, args.quick, args.full, args.steps, args.kernels)):
+                           args.launcher, args.mpi, args.quick, args.full, args.steps, args.kernels,
+                           args.app, args.app_name)):
             raise InputError("--resume DIR continues a study with the options it was started "
                              "with; give no other study options")
         outdir = Path(args.resume)
@@ -488,8 +489,12 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
             hostfile=args.hostfile or "", ranks=args.ranks or 0, threads=args.threads or 0,
             emulated_nodes=args.emulated_nodes or 0, link=args.link,
             steps=_csv_list(args.steps) if args.steps else list(study_mod.STEPS),
-            kernels=_csv_list(args.kernels) if args.kernels else list(study_mod.KERNELS),
-            run_timeout_s=args.run_timeout or 0.0)
+            # With --app the study measures the user's program; the built-in
+            # kernels run only when asked for.
+            kernels=(_csv_list(args.kernels) if args.kernels
+                     else [] if args.app else list(study_mod.KERNELS)),
+            run_timeout_s=args.run_timeout or 0.0,
+            app=args.app or "", app_name=args.app_name or "")
         if args.hostfile and not os.path.isfile(args.hostfile):
             raise InputError(f"--hostfile {args.hostfile}: no such file")
     if args.hympi:
@@ -749,7 +754,15 @@ def _add_study(sub: Subparsers) -> None:
     p.add_argument("--link", default="1gbit", metavar="RATE", help="emulated link rate (tc syntax, default 1gbit)")
     p.add_argument("--steps", metavar="LIST", help="only these steps, comma-separated "
                    "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve)")
-    p.add_argument("--kernels", metavar="LIST", help="only these kernels (jacobi, rbgs, spmv, cg)")
+    p.add_argument("--kernels", metavar="LIST", help="only these kernels (jacobi, rbgs, spmv, cg; "
+                   "default all, none with --app)")
+    p.add_argument("--app", metavar="CMD",
+                   help="measure your own program (built on hympi's Domain API, calling "
+                   "Domain::write_report or hympi_report_json) under every scheme: its command "
+                   "without a launcher, with {scheme} and {threads} (and optionally {reserved}, "
+                   "{json}) put in per run, e.g. \"./heat_c --scheme {scheme} --threads {threads}\"")
+    p.add_argument("--app-name", metavar="NAME", help="the name of your kernel in the report "
+                   "(default: the program's file name)")
     p.add_argument("--run-timeout", type=_positive, metavar="S",
                    help="per-run time limit in seconds (default 120 quick, 300, 1800 full)")
     p.add_argument("--no-report", action="store_true", help="measure only; write the report later "

@@ -122,6 +122,16 @@ class SolveRun:
     iterations: Optional[int] = None
 
 
+def _number_or_nan(value: Any) -> float:
+    """A record's number, or NaN when it has none (a user's report without a checksum)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
+def user_kernels(runs: dict[str, list[SolveRun]]) -> list[str]:
+    """The kernels measured from a user's program (hympi-lab study --app)."""
+    return [k for k in runs if k.startswith("user:")]
+
+
 def solve_runs(study: Study) -> dict[str, list[SolveRun]]:
     """Solve runs by kernel, pure MPI first, then masteronly, then the rest."""
     by_kernel: dict[str, list[SolveRun]] = {}
@@ -136,7 +146,7 @@ def solve_runs(study: Study) -> dict[str, list[SolveRun]]:
         by_kernel.setdefault(rec["kernel"], []).append(SolveRun(
             r["point"], rec["kernel"], scheme, label, m, int(rec["threads"]),
             int(r["context"].get("ranks", 0)), rec["time_s"]["median"], rec["time_s"]["min"],
-            rec["time_s"]["max"], float(rec["l2"]), rec.get("fractions", {}),
+            rec["time_s"]["max"], _number_or_nan(rec.get("l2")), rec.get("fractions", {}),
             rec.get("breakdown_s", {}), r.get("trace", ""), rec.get("iterations")))
     order = {"pure-mpi": 0, "masteronly": 1}
     for runs in by_kernel.values():
@@ -238,9 +248,15 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
         return ("No recommendation: no solve runs were measured (the solve step did not run or "
                 "every run failed).")
     layout = f"{ranks} ranks x {threads} threads"
+    # With the user's program measured (--app), the recommendation is for it.
+    users = [a for a in advice if a.kernel.startswith("user:")]
+    code = ""
+    if users:
+        advice = users
+        code = " for your code (" + ", ".join(a.kernel for a in users) + ")"
     if st.get("oversubscribed"):
         fastest = ", ".join(f"{a.kernel}: {a.best.label}" for a in advice)
-        return (f"No recommendation: this machine cannot separate the schemes. The study ran "
+        return (f"No recommendation{code}: this machine cannot separate the schemes. The study ran "
                 f"{ranks * threads} threads ({layout}) on {cores} cores, so threads share cores "
                 f"and the timings measure the operating system's scheduling more than the schemes "
                 f"(for the record, fastest here: {fastest}). Run the study where every thread "
@@ -267,14 +283,14 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
         cross = (f" From the overlap sweep, funneled beats masteronly below nk_loc = "
                  f"{p['value']:.3g} +- {p['sigma']:.2g} planes per process (eq. 14 fit).")
     if not clear:
-        return (f"No clear winner on this machine with {layout}: the run-to-run spread covers the "
+        return (f"No clear winner{code} on this machine with {layout}: the run-to-run spread covers the "
                 f"differences between the best schemes. " + "; ".join(parts) + "." + cross)
     votes: dict[str, int] = {}
     for a in clear:
         votes[a.best.label] = votes.get(a.best.label, 0) + 1
     winner = max(votes, key=lambda k: votes[k])
-    return (f"Recommended: {winner} with {layout} (best, clearly separated, for "
-            f"{votes[winner]} of {len(advice)} kernels). " + "; ".join(parts) + "." + cross)
+    return (f"Recommended{code}: {winner} with {layout} (best, clearly separated, for "
+            f"{votes[winner]} of {len(advice)} kernel{'s' if len(advice) != 1 else ''}). " + "; ".join(parts) + "." + cross)
 
 
 # --- output ---------------------------------------------------------------------------
@@ -620,7 +636,9 @@ def write_report(outdir: Path) -> str:
             bars[kernel] = [(s.label, {ph: statistics.fmean(v) for ph, v in s.breakdown.items() if v})
                             for s in kruns]
             for s in kruns:
-                agree = abs(s.l2 - ref.l2) <= tol * max(abs(ref.l2), 1e-300)
+                agree: Any = abs(s.l2 - ref.l2) <= tol * max(abs(ref.l2), 1e-300)
+                if math.isnan(s.l2) or math.isnan(ref.l2):
+                    agree = "no checksum reported"
                 rows.append((kernel, s.label, f"{s.ranks}x{s.threads}", s.median, s.low, s.high,
                              s.l2, agree))
         page.figure("fig-breakdown", lambda o: plotting.breakdown(bars, o),
@@ -660,7 +678,8 @@ def write_report(outdir: Path) -> str:
     page.section("timelines", "10. Thread timelines")
     shown = 0
     if runs:
-        kernel = "jacobi" if "jacobi" in runs else next(iter(runs))
+        users = user_kernels(runs)
+        kernel = users[0] if users else "jacobi" if "jacobi" in runs else next(iter(runs))
         page.p(f"One Gantt chart per scheme ({kernel}; the median repetition's timed iterations). "
                "Open the trace files in Perfetto (ui.perfetto.dev) or chrome://tracing for detail.")
         for s in runs[kernel]:

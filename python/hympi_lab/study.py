@@ -146,6 +146,51 @@ class StudyOptions:
     steps: list[str] = field(default_factory=lambda: list(STEPS))
     run_timeout_s: float = 0.0           # 0 = per step default
     kernels: list[str] = field(default_factory=lambda: list(KERNELS))
+    app: str = ""                        # the user's program (--app), with placeholders
+    app_name: str = ""                   # its kernel's name in the report
+
+
+# --app: the placeholders a user's command may hold, and launchers it must not.
+APP_PLACEHOLDERS = ("scheme", "threads", "reserved", "json")
+APP_LAUNCHERS = ("mpirun", "mpiexec", "srun", "orterun", "prun", "aprun", "jsrun", "flux",
+                 "mpiexec.hydra", "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich",
+                 "mpiexec.mpich")
+
+
+def app_words(opts: StudyOptions) -> list[str]:
+    return shlex.split(opts.app)
+
+
+def app_kernel(opts: StudyOptions) -> str:
+    """The user's kernel as the report names it: user:<name>."""
+    return "user:" + (opts.app_name or os.path.basename(app_words(opts)[0]))
+
+
+def app_problems(opts: StudyOptions) -> list[str]:
+    """What is wrong with --app (empty when it can run)."""
+    try:
+        words = app_words(opts)
+    except ValueError as err:
+        return [f"--app: {err}"]
+    if not words:
+        return ["--app: no command given"]
+    if os.path.basename(words[0]) in APP_LAUNCHERS:
+        return [f"--app: give your program without a launcher ('{words[0]}'): the study puts its "
+                f"own launcher, rank count and binding in front of it"]
+    problems = []
+    exe = words[0]
+    if not (shutil.which(exe) or (os.path.isfile(exe) and os.access(exe, os.X_OK))):
+        problems.append(f"--app: {exe} is not an executable program")
+    names = set(re.findall(r"\{(\w*)\}", opts.app))
+    unknown = sorted(names - set(APP_PLACEHOLDERS))
+    if unknown:
+        problems.append(f"--app: unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)} "
+                        f"(valid: {', '.join('{' + p + '}' for p in APP_PLACEHOLDERS)})")
+    missing = [p for p in ("scheme", "threads") if p not in names]
+    if missing:
+        problems.append(f"--app must contain {' and '.join('{' + m + '}' for m in missing)}: the "
+                        "study runs your program under each scheme and thread count")
+    return problems
 
 
 @dataclass
@@ -163,6 +208,9 @@ class Point:
     # Cores bound to each rank: the layout's threads, 1 for pure MPI. The
     # single-threaded benchmarks keep the hybrid layout's placement.
     cores_per_rank: int = 0
+    # --app points: the user's command with scheme, threads and reserved put
+    # in ({json} is put in when it runs); empty for hympi's own runs.
+    app: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -337,12 +385,13 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
     plan: list[Point] = []
 
     def add(key: str, step: str, args: list[str], ranks: int = p, threads: int = n,
-            trace: bool = False, label: str = "", cores_per_rank: int = n, **meta: Any) -> None:
+            trace: bool = False, label: str = "", cores_per_rank: int = n,
+            app: Optional[list[str]] = None, **meta: Any) -> None:
         if step not in opts.steps:
             return
         plan.append(Point(key, step, args, ranks, threads, f"{key}.json",
                           f"{key}.trace.json" if trace else "", label or key, dict(meta),
-                          cores_per_rank))
+                          cores_per_rank, list(app or [])))
 
     add("info", "info", ["info", "--threads", str(n)] + rpn)
     # b_eff's Lmax: the level's, capped by memory per rank / 128 (b_eff's rule).
@@ -385,6 +434,27 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
                 add(f"solve-{kernel}-{name}", "solve",
                     kargs + ["--scheme", s["name"], "--threads", str(n)] + extra + rpn,
                     trace=True, label=f"{kernel} {name}", kernel=kernel, scheme=s["name"], m=m)
+    if opts.app:
+        # The user's program, like a built-in kernel: pure MPI, then every
+        # scheme this build offers (every m for those that reserve threads).
+        kernel = app_kernel(opts)
+
+        def command(scheme: str, threads: int, m: int) -> list[str]:
+            values = {"scheme": scheme, "threads": str(threads), "reserved": str(m)}
+            return [re.sub(r"\{(scheme|threads|reserved)\}", lambda g: values[g.group(1)], w)
+                    for w in app_words(opts)]
+
+        if n > 1:
+            add("solve-app-pure-mpi", "solve", [], ranks=p * n, threads=1, trace=True,
+                label=f"{kernel} pure MPI", cores_per_rank=1, app=command("masteronly", 1, 0),
+                kernel=kernel, scheme="pure-mpi")
+        for s in schemes:
+            if not s.get("available", True) or n < int(s.get("min_threads", 1)):
+                continue
+            for m in (range(1, n) if s.get("takes_reserved") else [0]):
+                name = s["name"] + (f"-m{m}" if m else "")
+                add(f"solve-app-{name}", "solve", [], trace=True, label=f"{kernel} {name}",
+                    app=command(s["name"], n, m), kernel=kernel, scheme=s["name"], m=m)
     return plan
 
 
@@ -485,6 +555,15 @@ class Interrupted(Exception):
 
 
 def point_command(point: Point, setting: Setting, hympi: str, outdir: Path) -> list[str]:
+    if point.app:
+        # The user's program writes its report where HYMPI_REPORT_JSON says
+        # (run_point sets it); {json} names the same file for a --report flag.
+        report = str(outdir / RAW / point.json_name)
+        launcher = setting.argv(point.ranks, point.cores_per_rank)
+        if "openmpi" in os.path.basename(launcher[0]) and setting.nodes_kind != "emulated":
+            # Open MPI passes only the variables named with -x to remote nodes.
+            launcher = launcher[:1] + ["-x", "HYMPI_REPORT_JSON", "-x", "HYMPI_TRACE_JSON"] + launcher[1:]
+        return launcher + [w.replace("{json}", report) for w in point.app]
     args = list(point.args)
     args += ["--json", str(outdir / RAW / point.json_name)]
     if point.trace_name:
@@ -502,6 +581,11 @@ def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_
     env = dict(os.environ)
     env.update(launch_env)
     env["OMP_NUM_THREADS"] = str(point.threads)
+    if point.app:
+        launch_env = dict(launch_env)
+        launch_env["HYMPI_REPORT_JSON"] = str(outdir / RAW / point.json_name)
+        launch_env["HYMPI_TRACE_JSON"] = str(outdir / RAW / point.trace_name) if point.trace_name else ""
+        env.update(launch_env)
     env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(launch_env.items())
                          if k != "OMP_NUM_THREADS")
     try:
@@ -540,6 +624,11 @@ def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
                           f"exceeded the per-run limit of {timeout_s:g} s")
     if code != 0:
         return RunOutcome("failed", code, False, wall, tail, [], f"exit code {code}")
+    if point.app and not (outdir / RAW / point.json_name).exists():
+        return RunOutcome("failed", code, False, wall, tail, [],
+                          "the app wrote no report: call hympi_report_json (C, Fortran) or "
+                          "Domain::write_report (C++) after the timed loop; the study sets "
+                          "HYMPI_REPORT_JSON to the path")
     try:
         with open(outdir / RAW / point.json_name, encoding="utf-8") as handle:
             doc = json.load(handle)
@@ -672,6 +761,10 @@ def check_options(opts: StudyOptions) -> None:
         problems.append(f"--kernels: unknown kernel(s) {', '.join(unknown)} (valid: {', '.join(KERNELS)})")
     if opts.run_timeout_s < 0:
         problems.append("--run-timeout must be >= 0")
+    if opts.app:
+        problems += app_problems(opts)
+        if "solve" not in opts.steps:
+            problems.append("--app runs in the solve step: --steps must include solve")
     hympi = opts.hympi
     if not (os.path.isfile(hympi) and os.access(hympi, os.X_OK)):
         problems.append(f"the hympi executable {hympi} is not built or not executable "

@@ -1,0 +1,26 @@
+// Facts for the JSON context block of result documents (SYSTEM.md,
+// docs/json-schema.md), gathered the same way by the hympi command line and
+// a user's Domain report.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace hympi {
+
+constexpr int kContextSchemaVersion = 1;
+
+// Where each thread of each rank runs: the CPU it ran on (sched_getcpu) and
+// the CPUs it may run on (its affinity mask). Collective; valid on rank 0.
+struct ThreadPlacement {
+  std::vector<std::vector<int>> cpu;               // [rank][thread]
+  std::vector<std::vector<std::string>> affinity;  // [rank][thread], e.g. "0-3"
+};
+ThreadPlacement gather_thread_placement(MPI_Comm comm, int threads);
+
+std::string mpi_library_version();   // the first line of MPI_Get_library_version
+std::string mpi_standard_version();  // e.g. "3.1"
+
+}  // namespace hympi

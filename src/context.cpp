@@ -1,0 +1,84 @@
+#include "hympi/context.hpp"
+
+#include <omp.h>
+#include <sched.h>
+
+#include <algorithm>
+
+#include "hympi/error.hpp"
+
+namespace hympi {
+
+namespace {
+
+std::string cpu_list(const cpu_set_t& set) {
+  std::string out;
+  int start = -1;
+  for (int c = 0; c <= CPU_SETSIZE; ++c) {
+    const bool in = c < CPU_SETSIZE && CPU_ISSET(c, &set);
+    if (in && start < 0) start = c;
+    if (!in && start >= 0) {
+      if (!out.empty()) out += ",";
+      out += std::to_string(start);
+      if (c - 1 > start) out += "-" + std::to_string(c - 1);
+      start = -1;
+    }
+  }
+  return out;
+}
+
+constexpr int kAffinityChars = 256;
+
+}  // namespace
+
+ThreadPlacement gather_thread_placement(MPI_Comm comm, int threads) {
+  int size = 0, rank = 0;
+  HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
+  HYMPI_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  std::vector<int> cpu(threads, -1);
+  std::vector<char> aff(static_cast<std::size_t>(threads) * kAffinityChars, '\0');
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    cpu[t] = sched_getcpu();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::string s = sched_getaffinity(0, sizeof(set), &set) == 0 ? cpu_list(set) : "?";
+    s = s.substr(0, kAffinityChars - 1);
+    std::copy(s.begin(), s.end(), aff.begin() + static_cast<std::ptrdiff_t>(t) * kAffinityChars);
+  }
+  std::vector<int> all_cpu(rank == 0 ? static_cast<std::size_t>(size) * threads : 1);
+  std::vector<char> all_aff(rank == 0 ? aff.size() * size : 1);
+  HYMPI_CHECK_MPI(MPI_Gather(cpu.data(), threads, MPI_INT, all_cpu.data(), threads, MPI_INT, 0, comm));
+  HYMPI_CHECK_MPI(MPI_Gather(aff.data(), static_cast<int>(aff.size()), MPI_CHAR, all_aff.data(),
+                             static_cast<int>(aff.size()), MPI_CHAR, 0, comm));
+  ThreadPlacement p;
+  if (rank != 0) return p;
+  p.cpu.assign(size, std::vector<int>(threads));
+  p.affinity.assign(size, std::vector<std::string>(threads));
+  for (int r = 0; r < size; ++r)
+    for (int t = 0; t < threads; ++t) {
+      p.cpu[r][t] = all_cpu[r * threads + t];
+      p.affinity[r][t] = std::string(&all_aff[(static_cast<std::size_t>(r) * threads + t) * kAffinityChars]);
+    }
+  return p;
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  auto nl = s.find('\n');
+  if (nl != std::string::npos) s = s.substr(0, nl);
+  while (!s.empty() && (s.back() == ' ' || s.back() == ',' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+std::string mpi_standard_version() {
+  int v = 0, sv = 0;
+  MPI_Get_version(&v, &sv);
+  return std::to_string(v) + "." + std::to_string(sv);
+}
+
+}  // namespace hympi
