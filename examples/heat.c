@@ -6,6 +6,10 @@
  *
  *   mpirun -n 4 ./heat_c --scheme funneled --threads 3 --grid 64 --steps 20
  *
+ * Options: --grid N | NXxNYxNZ | NX NY NZ (default 32), --steps N (10),
+ * --scheme NAME (pure MPI), --threads N (1), --reserved M, --periodic,
+ * --report PATH (the JSON summary that hympi-lab study --app reads).
+ *
  * Every scheme prints the same checksum (to round-off). Build with CMake
  * (find_package(hympi), target hympi::hympi) or with
  *   mpicc heat.c $(pkg-config --cflags --libs hympi) -o heat_c
@@ -52,12 +56,14 @@ static long parse_count(const char* text, int allow_zero) {
   return v;
 }
 
+/* Bad input: one line from rank 0, then every rank exits with code 2 (every
+ * rank parses the same arguments, so all of them come here). */
 static int usage_error(int rank, const char* message, const char* value) {
-  if (rank == 0) {
-    fprintf(stderr, "heat_c: %s%s%s\n", message, value ? " " : "", value ? value : "");
-    fprintf(stderr, "usage: heat_c [--grid N | --grid NXxNYxNZ] [--steps N] [--scheme NAME] "
-                    "[--threads N] [--reserved M] [--periodic] [--report PATH]\n");
-  }
+  if (rank == 0)
+    fprintf(stderr,
+            "heat_c: %s%s%s (usage: heat_c [--grid N|NXxNYxNZ|NX NY NZ] [--steps N] "
+            "[--scheme NAME] [--threads N] [--reserved M] [--periodic] [--report PATH])\n",
+            message, value ? " " : "", value ? value : "");
   MPI_Finalize();
   return 2;
 }
@@ -81,12 +87,18 @@ int main(int argc, char** argv) {
     if (a + 1 >= argc) return usage_error(rank, "missing value for", arg);
     const char* value = argv[++a];
     if (strcmp(arg, "--grid") == 0) {
+      /* N, NXxNYxNZ, or three numbers NX NY NZ. */
       int n[3];
       char tail;
       if (sscanf(value, "%dx%dx%d%c", &n[0], &n[1], &n[2], &tail) == 3) {
         config.grid[0] = n[0];
         config.grid[1] = n[1];
         config.grid[2] = n[2];
+      } else if (a + 2 < argc && parse_count(argv[a + 1], 0) > 0 && parse_count(argv[a + 2], 0) > 0) {
+        config.grid[0] = (int)parse_count(value, 0);
+        config.grid[1] = (int)parse_count(argv[a + 1], 0);
+        config.grid[2] = (int)parse_count(argv[a + 2], 0);
+        a += 2;
       } else {
         const long v = parse_count(value, 0);
         config.grid[0] = config.grid[1] = config.grid[2] = (int)v;
@@ -164,7 +176,7 @@ int main(int argc, char** argv) {
     if (hympi_report_json(domain, report, "heat") != HYMPI_SUCCESS && rank == 0)
       fprintf(stderr, "heat_c: %s\n", hympi_last_error());
   }
-  if (rank == 0) printf("checksum sum %.12e l2 %.12e\n", sum, l2);
+  if (rank == 0) printf("checksum sum %.17g l2 %.17g\n", sum, l2);
 
   hympi_field_free(&fields[0]);
   hympi_field_free(&fields[1]);

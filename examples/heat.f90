@@ -3,27 +3,34 @@
 !   u' = u + nu (S(u) - 6 u),  nu = 1/8,  zero outside (or periodic),
 ! initial field ((7i + 13j + 29k) mod 17) / 16 - 0.5 on zero-based global
 ! indices. The arrays are indexed from the halo: u(0:n1+1, 0:n2+1, 0:n3+1)
-! with the rank's own points at 1..n. No !$omp here: hympi owns the threads.
+! with the rank's own points at 1..n, and so are the boxes the callback
+! gets (inclusive). No !$omp here: hympi owns the threads.
 !
 !   mpirun -n 4 ./heat_f --scheme funneled --threads 3 --grid 64 --steps 20
+!
+! Options: --grid N | NXxNYxNZ | NX NY NZ (default 32), --steps N (10),
+! --scheme NAME (masteronly), --threads N (1), --reserved M, --periodic,
+! --report PATH (the JSON summary for hympi-lab study --app). Prints the
+! checksum of the final field (sum and l2 norm) from rank 0.
 module heat_state
   use, intrinsic :: iso_c_binding
   implicit none
   real(c_double), pointer :: u(:, :, :) => null(), u_new(:, :, :) => null()
   real(c_double), parameter :: nu = 0.125_c_double
 contains
-  ! One box: reads u (halos included), writes u_new. The box is zero-based
-  ! half-open: Fortran indices lo+1 .. hi.
-  integer(c_int) function heat_box(box, thread, user, partial) bind(C)
+  ! One box: reads u (halos included), writes u_new, on the box's points
+  ! lo..hi (inclusive, the arrays' own indices). recursive: hympi's threads
+  ! call it at once.
+  recursive integer function heat_box(box, thread, user, partial)
     use hympi, only: hympi_box
     type(hympi_box), intent(in) :: box
-    integer(c_int), value :: thread
-    type(c_ptr), value :: user
+    integer, intent(in) :: thread
+    type(c_ptr), intent(in) :: user
     real(c_double), intent(inout) :: partial
     integer :: i, j, k
-    do k = box%lo(3) + 1, box%hi(3)
-      do j = box%lo(2) + 1, box%hi(2)
-        do i = box%lo(1) + 1, box%hi(1)
+    do k = box%lo(3), box%hi(3)
+      do j = box%lo(2), box%hi(2)
+        do i = box%lo(1), box%hi(1)
           u_new(i, j, k) = u(i, j, k) + nu * (u(i - 1, j, k) + u(i + 1, j, k) + u(i, j - 1, k) + &
                            u(i, j + 1, k) + u(i, j, k - 1) + u(i, j, k + 1) - 6 * u(i, j, k))
         end do
@@ -45,7 +52,7 @@ program heat
   integer :: provided, rank, status, grid(3), steps, threads, reserved, n(3), offset(3)
   integer :: i, j, k, s, cur, arg, nargs
   logical :: periodic
-  character(len=256) :: name, value, scheme, report
+  character(len=256) :: name, value, value2, value3, scheme, report
   real(c_double) :: total, l2
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided)
@@ -55,7 +62,7 @@ program heat
   threads = 1
   reserved = 0
   periodic = .false.
-  scheme = "masteronly"
+  scheme = ""  ! "": pure MPI (masteronly)
   report = ""
   nargs = command_argument_count()
   arg = 1
@@ -70,10 +77,19 @@ program heat
     call get_command_argument(arg + 1, value)
     select case (trim(name))
     case ("--grid")
+      ! N, NXxNYxNZ, or three numbers NX NY NZ.
       if (index(value, "x") > 0) then
-        value(index(value, "x"):index(value, "x")) = " "
-        value(index(value, "x"):index(value, "x")) = " "
+        do while (index(value, "x") > 0)
+          value(index(value, "x"):index(value, "x")) = " "
+        end do
         read (value, *, iostat=status) grid
+      else if (three_counts(arg + 1)) then
+        call get_command_argument(arg + 2, value2)
+        call get_command_argument(arg + 3, value3)
+        read (value, *, iostat=status) grid(1)
+        read (value2, *, iostat=status) grid(2)
+        read (value3, *, iostat=status) grid(3)
+        arg = arg + 2
       else
         read (value, *, iostat=status) grid(1)
         grid(2:3) = grid(1)
@@ -140,7 +156,8 @@ program heat
     call hympi_report_json(domain, trim(report), "heat", status)
     if (status /= HYMPI_SUCCESS .and. rank == 0) write (0, '(a)') "heat_f: " // hympi_last_error()
   end if
-  if (rank == 0) write (*, '(a, es19.12e2, a, es19.12e2)') "checksum sum ", total, " l2 ", l2
+  ! 17 significant digits, like C's %.17g: the test compares to 1e-10.
+  if (rank == 0) write (*, '(a, es24.16e3, a, es24.16e3)') "checksum sum ", total, " l2 ", l2
   call hympi_field_free(fields(1))
   call hympi_field_free(fields(2))
   call hympi_domain_free(domain)
@@ -148,14 +165,35 @@ program heat
 
 contains
 
+  ! Whether arguments a, a+1 and a+2 exist and are plain numbers (--grid NX NY NZ).
+  logical function three_counts(a)
+    integer, intent(in) :: a
+    three_counts = .false.
+    if (a + 2 > nargs) return
+    if (.not. is_count(a)) return
+    if (.not. is_count(a + 1)) return
+    three_counts = is_count(a + 2)
+  end function three_counts
+
+  ! Whether command argument a is a plain number.
+  logical function is_count(a)
+    integer, intent(in) :: a
+    character(len=64) :: text
+    integer :: v, rc
+    call get_command_argument(a, text)
+    is_count = verify(trim(text), "0123456789") == 0 .and. len_trim(text) > 0
+    if (is_count) then
+      read (text, *, iostat=rc) v
+      is_count = rc == 0
+    end if
+  end function is_count
+
   ! Bad input: one line on rank 0, exit code 2 on every rank.
   subroutine usage(message)
     character(len=*), intent(in) :: message
-    if (rank == 0) then
-      write (0, '(a)') "heat_f: " // message
-      write (0, '(a)') "usage: heat_f [--grid N | --grid NXxNYxNZ] [--steps N] [--scheme NAME] " // &
-                       "[--threads N] [--reserved M] [--periodic] [--report PATH]"
-    end if
+    if (rank == 0) write (0, '(a)') "heat_f: " // message // &
+        " (usage: heat_f [--grid N|NXxNYxNZ|NX NY NZ] [--steps N] [--scheme NAME]" // &
+        " [--threads N] [--reserved M] [--periodic] [--report PATH])"
     call MPI_Finalize()
     stop 2, quiet=.true.  ! F2018, in gfortran: no "STOP 2" line
   end subroutine usage

@@ -2,10 +2,19 @@
 ! A thin layer over the C API (hympi/hympi.h) through iso_c_binding;
 ! communicators are mpi_f08 `type(MPI_Comm)`.
 !
-! Index convention: a field is a real(c_double) array u(1-h:n1+h, 1-h:n2+h,
-! 1-h:n3+h) (hympi_field_pointer gives it): 1..n is the rank's own box, the
-! h planes around it the halo. The box a callback gets is in C's zero-based
-! half-open form: loop `do k = box%lo(3) + 1, box%hi(3)` (same for j, i).
+! Index convention (Fortran's own, not C's): a field is a real(c_double)
+! array u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) (hympi_field_pointer gives it):
+! 1..n is the rank's own box, the h planes on each side the halo (with h = 1:
+! 0 and n+1). The box a callback gets uses the same indices, inclusive:
+!   do k = box%lo(3), box%hi(3); do j = ...; do i = box%lo(1), box%hi(1)
+! Local point i is global point offset(1) + i - 1 (zero-based global, as
+! hympi_domain_local's offset).
+!
+! The callback is an ordinary Fortran function with the interface
+! hympi_box_callback (no bind(C) needed: the module passes C a bind(C)
+! trampoline that converts the box and calls it). It is declared `recursive`
+! because several threads run it at once: gfortran then keeps its locals on
+! each thread's stack.
 !
 ! Thread rules: call every hympi_* routine from the thread that called
 ! MPI_Init_thread, outside any parallel region. The callback runs on
@@ -23,10 +32,15 @@ module hympi
        HYMPI_ERR_INTERNAL = 6
   integer(c_int), parameter, public :: HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1
 
-  ! A box of local points, zero-based and half-open per direction (as in C).
-  type, bind(C), public :: hympi_box
-    integer(c_int) :: lo(3), hi(3)
+  ! A box of local points in Fortran indices: lo(d)..hi(d) inclusive, 1-based.
+  type, public :: hympi_box
+    integer :: lo(3), hi(3)
   end type hympi_box
+
+  ! The C box (hympi_box in hympi.h): zero-based, half-open.
+  type, bind(C) :: c_box
+    integer(c_int) :: lo(3), hi(3)
+  end type c_box
 
   ! The C configuration (hympi_domain_config); hympi_domain_create fills it.
   type, bind(C) :: c_config
@@ -43,23 +57,33 @@ module hympi
     type(c_ptr) :: handle = c_null_ptr
   end type hympi_field
 
-  ! The callback: integer(c_int) function f(box, thread, user, partial) bind(C)
-  ! returning 0, or non-zero to fail the sweep; add a box's part of a sum to
-  ! partial (hympi_sweep_sum).
+  ! The callback: returns 0, or non-zero to fail the sweep (the sweep then
+  ! stops every rank, or returns HYMPI_ERR_KERNEL with on_error =
+  ! HYMPI_ON_ERROR_RETURN). thread: 0..threads-1. user: the sweep's `user`
+  ! argument (c_null_ptr when none). partial starts at 0 for each call: add
+  ! the box's part of a sum to it (hympi_sweep_sum, hympi_for_each).
   abstract interface
-    integer(c_int) function hympi_box_callback(box, thread, user, partial) bind(C)
-      import :: c_int, c_ptr, c_double, hympi_box
+    recursive integer function hympi_box_callback(box, thread, user, partial)
+      import :: c_ptr, c_double, hympi_box
       type(hympi_box), intent(in) :: box
-      integer(c_int), value :: thread
-      type(c_ptr), value :: user
+      integer, intent(in) :: thread
+      type(c_ptr), intent(in) :: user
       real(c_double), intent(inout) :: partial
     end function hympi_box_callback
   end interface
 
+  ! What the trampoline needs: the user's callback and argument. One per
+  ! sweep, on the caller's stack; the threads only read it.
+  type :: sweep_context
+    procedure(hympi_box_callback), pointer, nopass :: callback => null()
+    type(c_ptr) :: user = c_null_ptr
+  end type sweep_context
+
   public :: hympi_box_callback, hympi_domain_create, hympi_domain_free, hympi_domain_local, &
-            hympi_domain_halo, hympi_field_create, hympi_field_pointer, hympi_field_free, &
-            hympi_sweep, hympi_sweep_sum, hympi_start_clock, hympi_stop_clock, hympi_checksum, &
-            hympi_report_json, hympi_last_error
+            hympi_domain_halo, hympi_domain_threads, hympi_field_create, hympi_field_wrap, &
+            hympi_field_pointer, hympi_field_free, hympi_sweep, hympi_sweep_sum, hympi_for_each, &
+            hympi_start_clock, hympi_stop_clock, hympi_checksum, hympi_report_json, &
+            hympi_last_error, hympi_scheme_names
 
   interface
     subroutine c_config_init(config) bind(C, name="hympi_domain_config_init")
@@ -82,10 +106,10 @@ module hympi
       integer(c_int), intent(out) :: size(3), offset(3)
     end function c_local
     integer(c_int) function c_layout(domain, halo, sj, sk, count) bind(C, name="hympi_domain_layout")
-      import :: c_int, c_ptr, c_ptrdiff_t, c_size_t
+      import :: c_int, c_ptr, c_intptr_t, c_size_t
       type(c_ptr), value :: domain
       integer(c_int), intent(out) :: halo
-      integer(c_ptrdiff_t), intent(out) :: sj, sk
+      integer(c_intptr_t), intent(out) :: sj, sk
       integer(c_size_t), intent(out) :: count
     end function c_layout
     integer(c_int) function c_field_create(domain, field) bind(C, name="hympi_field_create")
@@ -145,14 +169,37 @@ module hympi
       import :: c_size_t, c_ptr
       type(c_ptr), value :: s
     end function c_strlen
+    integer(c_int) function c_threads(domain, threads) bind(C, name="hympi_domain_threads")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+      integer(c_int), intent(out) :: threads
+    end function c_threads
+    integer(c_int) function c_field_wrap(domain, data, field) bind(C, name="hympi_field_wrap")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain, data
+      type(c_ptr), intent(out) :: field
+    end function c_field_wrap
+    integer(c_int) function c_for_each(domain, fn, user, sum) bind(C, name="hympi_for_each")
+      import :: c_int, c_ptr, c_funptr, c_double
+      type(c_ptr), value :: domain
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+      real(c_double), intent(out) :: sum
+    end function c_for_each
+    type(c_ptr) function c_scheme_names() bind(C, name="hympi_scheme_names")
+      import :: c_ptr
+    end function c_scheme_names
   end interface
 
 contains
 
   ! Collective over comm. grid: global points; scheme: a registered name
-  ! ("" for pure MPI); status: HYMPI_SUCCESS or an error (hympi_last_error()).
+  ! ("" for pure MPI); status: HYMPI_SUCCESS or an error code, whose text is
+  ! hympi_last_error(). periodic: per axis (default none); halo: width
+  ! (default 1); reserved: m (default: the scheme's); on_error:
+  ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN.
   subroutine hympi_domain_create(domain, comm, grid, scheme, threads, status, periodic, halo, &
-                                 reserved, on_error)
+                                 reserved, on_error, ranks_per_node)
     type(hympi_domain), intent(out) :: domain
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -160,8 +207,9 @@ contains
     integer, intent(in) :: threads
     integer, intent(out) :: status
     logical, intent(in), optional :: periodic(3)
-    integer, intent(in), optional :: halo, reserved, on_error
+    integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node
     type(c_config) :: config
+    ! The name must outlive the call only: hympi resolves it at once.
     character(kind=c_char, len=:), allocatable, target :: cname
     call c_config_init(config)
     config%grid = int(grid, c_int)
@@ -170,38 +218,57 @@ contains
     if (present(halo)) config%halo = int(halo, c_int)
     if (present(reserved)) config%reserved = int(reserved, c_int)
     if (present(on_error)) config%on_error = int(on_error, c_int)
+    if (present(ranks_per_node)) config%ranks_per_node = int(ranks_per_node, c_int)
     if (len_trim(scheme) > 0) then
       cname = trim(scheme) // c_null_char
       config%scheme = c_loc(cname)
     end if
+    ! mpi_f08's handle holds the Fortran integer handle; C converts it.
     status = c_create_f(int(comm%MPI_VAL, c_int), config, domain%handle)
   end subroutine hympi_domain_create
 
-  subroutine hympi_domain_free(domain)
+  subroutine hympi_domain_free(domain, status)
     type(hympi_domain), intent(inout) :: domain
+    integer, intent(out), optional :: status
     integer(c_int) :: rc
     rc = c_free(domain%handle)
+    if (present(status)) status = rc
   end subroutine hympi_domain_free
 
   ! This rank's box: n(3) points, offset(3) = global zero-based index of its
   ! first point (Fortran point i of the box is global point offset(1) + i - 1).
-  subroutine hympi_domain_local(domain, n, offset)
+  subroutine hympi_domain_local(domain, n, offset, status)
     type(hympi_domain), intent(in) :: domain
     integer, intent(out) :: n(3), offset(3)
+    integer, intent(out), optional :: status
     integer(c_int) :: cn(3), co(3), rc
+    cn = 0
+    co = 0
     rc = c_local(domain%handle, cn, co)
     n = cn
     offset = co
+    if (present(status)) status = rc
   end subroutine hympi_domain_local
 
+  ! The halo width (0 when the handle is not a live domain).
   integer function hympi_domain_halo(domain)
     type(hympi_domain), intent(in) :: domain
     integer(c_int) :: halo, rc
-    integer(c_ptrdiff_t) :: sj, sk
+    integer(c_intptr_t) :: sj, sk  ! ptrdiff_t in C (c_ptrdiff_t is Fortran 2018)
     integer(c_size_t) :: count
+    halo = 0
     rc = c_layout(domain%handle, halo, sj, sk, count)
     hympi_domain_halo = halo
   end function hympi_domain_halo
+
+  ! The number of hympi's threads (0 when the handle is not a live domain).
+  integer function hympi_domain_threads(domain)
+    type(hympi_domain), intent(in) :: domain
+    integer(c_int) :: threads, rc
+    threads = 0
+    rc = c_threads(domain%handle, threads)
+    hympi_domain_threads = threads
+  end function hympi_domain_threads
 
   ! A zero field allocated by hympi (first touched by its threads).
   subroutine hympi_field_create(domain, field, status)
@@ -211,27 +278,68 @@ contains
     status = c_field_create(domain%handle, field%handle)
   end subroutine hympi_field_create
 
-  ! u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) over the field's memory.
-  subroutine hympi_field_pointer(domain, field, u)
+  ! A field over the caller's array, which must have the domain's shape
+  ! array(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) (any lower bounds; the extents are
+  ! checked: HYMPI_ERR_USAGE otherwise) and must outlive the field.
+  subroutine hympi_field_wrap(domain, array, field, status)
+    type(hympi_domain), intent(in) :: domain
+    real(c_double), target, contiguous, intent(inout) :: array(:, :, :)
+    type(hympi_field), intent(out) :: field
+    integer, intent(out) :: status
+    integer :: n(3), offset(3), h
+    call hympi_domain_local(domain, n, offset, status)
+    if (status /= HYMPI_SUCCESS) return
+    h = hympi_domain_halo(domain)
+    if (any(shape(array) /= n + 2 * h)) then
+      ! The C side cannot see a Fortran shape: this check is the only one.
+      status = HYMPI_ERR_USAGE
+      return
+    end if
+    status = c_field_wrap(domain%handle, c_loc(array), field%handle)
+  end subroutine hympi_field_wrap
+
+  ! u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) over the field's memory (null when the
+  ! handles are not live).
+  subroutine hympi_field_pointer(domain, field, u, status)
     type(hympi_domain), intent(in) :: domain
     type(hympi_field), intent(in) :: field
     real(c_double), pointer, intent(out) :: u(:, :, :)
+    integer, intent(out), optional :: status
     real(c_double), pointer :: whole(:, :, :)
     type(c_ptr) :: data
-    integer :: n(3), offset(3), h
-    integer(c_int) :: rc
-    call hympi_domain_local(domain, n, offset)
+    integer :: n(3), offset(3), h, rc
+    u => null()
+    call hympi_domain_local(domain, n, offset, rc)
+    if (rc == HYMPI_SUCCESS) rc = c_field_data(field%handle, data)
+    if (present(status)) status = rc
+    if (rc /= HYMPI_SUCCESS) return
     h = hympi_domain_halo(domain)
-    rc = c_field_data(field%handle, data)
     call c_f_pointer(data, whole, n + 2 * h)
     u(1 - h:, 1 - h:, 1 - h:) => whole
   end subroutine hympi_field_pointer
 
-  subroutine hympi_field_free(field)
+  subroutine hympi_field_free(field, status)
     type(hympi_field), intent(inout) :: field
+    integer, intent(out), optional :: status
     integer(c_int) :: rc
     rc = c_field_free(field%handle)
+    if (present(status)) status = rc
   end subroutine hympi_field_free
+
+  ! C calls this for every box; it converts the box to Fortran's indices
+  ! and calls the user's function. recursive: threads run it at once.
+  recursive integer(c_int) function trampoline(box, thread, context, partial) bind(C)
+    type(c_box), intent(in) :: box
+    integer(c_int), value :: thread
+    type(c_ptr), value :: context
+    real(c_double), intent(inout) :: partial
+    type(sweep_context), pointer :: ctx
+    type(hympi_box) :: fbox
+    call c_f_pointer(context, ctx)
+    fbox%lo = box%lo + 1
+    fbox%hi = box%hi
+    trampoline = int(ctx%callback(fbox, int(thread), ctx%user, partial), c_int)
+  end function trampoline
 
   ! One sweep: exchange the halos of fields (one message per neighbour and
   ! direction), then call callback on boxes covering every local point once.
@@ -241,14 +349,16 @@ contains
     procedure(hympi_box_callback) :: callback
     integer, intent(out) :: status
     type(c_ptr), intent(in), optional :: user
-    type(c_ptr) :: handles(size(fields)), context
+    type(c_ptr) :: handles(size(fields))
+    type(sweep_context), target :: ctx
     integer :: f
-    context = c_null_ptr
-    if (present(user)) context = user
+    ctx%callback => callback
+    if (present(user)) ctx%user = user
     do f = 1, size(fields)
       handles(f) = fields(f)%handle
     end do
-    status = c_sweep(domain%handle, int(size(fields), c_int), handles, c_funloc(callback), context)
+    status = c_sweep(domain%handle, int(size(fields), c_int), handles, c_funloc(trampoline), &
+                     c_loc(ctx))
   end subroutine hympi_sweep
 
   ! The same; sum = the callbacks' partials over threads and ranks.
@@ -259,39 +369,65 @@ contains
     real(c_double), intent(out) :: sum
     integer, intent(out) :: status
     type(c_ptr), intent(in), optional :: user
-    type(c_ptr) :: handles(size(fields)), context
+    type(c_ptr) :: handles(size(fields))
+    type(sweep_context), target :: ctx
     integer :: f
-    context = c_null_ptr
-    if (present(user)) context = user
+    ctx%callback => callback
+    if (present(user)) ctx%user = user
     do f = 1, size(fields)
       handles(f) = fields(f)%handle
     end do
-    status = c_sweep_sum(domain%handle, int(size(fields), c_int), handles, c_funloc(callback), &
-                         context, sum)
+    sum = 0
+    status = c_sweep_sum(domain%handle, int(size(fields), c_int), handles, c_funloc(trampoline), &
+                         c_loc(ctx), sum)
   end subroutine hympi_sweep_sum
 
-  subroutine hympi_start_clock(domain)
+  ! Every local point once, no exchange; sum as in hympi_sweep_sum.
+  subroutine hympi_for_each(domain, callback, sum, status, user)
     type(hympi_domain), intent(in) :: domain
+    procedure(hympi_box_callback) :: callback
+    real(c_double), intent(out) :: sum
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: user
+    type(sweep_context), target :: ctx
+    ctx%callback => callback
+    if (present(user)) ctx%user = user
+    sum = 0
+    status = c_for_each(domain%handle, c_funloc(trampoline), c_loc(ctx), sum)
+  end subroutine hympi_for_each
+
+  ! Timing of the caller's loop (collective start: a barrier, then zero).
+  subroutine hympi_start_clock(domain, status)
+    type(hympi_domain), intent(in) :: domain
+    integer, intent(out), optional :: status
     integer(c_int) :: rc
     rc = c_start_clock(domain%handle)
+    if (present(status)) status = rc
   end subroutine hympi_start_clock
 
-  subroutine hympi_stop_clock(domain)
+  subroutine hympi_stop_clock(domain, status)
     type(hympi_domain), intent(in) :: domain
+    integer, intent(out), optional :: status
     integer(c_int) :: rc
     rc = c_stop_clock(domain%handle)
+    if (present(status)) status = rc
   end subroutine hympi_stop_clock
 
   ! Collective: sum and l2 norm of the field's own points over all ranks.
-  subroutine hympi_checksum(domain, field, sum, l2)
+  subroutine hympi_checksum(domain, field, sum, l2, status)
     type(hympi_domain), intent(in) :: domain
     type(hympi_field), intent(in) :: field
     real(c_double), intent(out) :: sum, l2
+    integer, intent(out), optional :: status
     integer(c_int) :: rc
+    sum = 0
+    l2 = 0
     rc = c_checksum(domain%handle, field%handle, sum, l2)
+    if (present(status)) status = rc
   end subroutine hympi_checksum
 
-  ! Collective: the timed loop's summary as JSON (hympi-lab study --app).
+  ! Collective: the timed loop's summary as JSON on path (rank 0 writes; "-"
+  ! is stdout; HYMPI_REPORT_JSON replaces it), read by hympi-lab study --app.
   subroutine hympi_report_json(domain, path, name, status)
     type(hympi_domain), intent(in) :: domain
     character(len=*), intent(in) :: path, name
@@ -299,19 +435,30 @@ contains
     status = c_report_json(domain%handle, trim(path) // c_null_char, trim(name) // c_null_char)
   end subroutine hympi_report_json
 
-  ! The message of the last error on this thread.
-  function hympi_last_error() result(message)
+  ! A C string (NUL-terminated, owned by hympi) as a Fortran string.
+  function from_c_string(text) result(message)
+    type(c_ptr), intent(in) :: text
     character(len=:), allocatable :: message
-    type(c_ptr) :: text
     character(kind=c_char), pointer :: chars(:)
     integer :: i, n
-    text = c_last_error()
     n = int(c_strlen(text))
     call c_f_pointer(text, chars, [n])
     allocate(character(len=n) :: message)
     do i = 1, n
       message(i:i) = chars(i)
     end do
+  end function from_c_string
+
+  ! The message of the last error on this thread ("" when none).
+  function hympi_last_error() result(message)
+    character(len=:), allocatable :: message
+    message = from_c_string(c_last_error())
   end function hympi_last_error
+
+  ! The registered scheme names, joined by ", ".
+  function hympi_scheme_names() result(names)
+    character(len=:), allocatable :: names
+    names = from_c_string(c_scheme_names())
+  end function hympi_scheme_names
 
 end module hympi

@@ -163,18 +163,22 @@ int hympi_domain_create_f(MPI_Fint comm, const hympi_domain_config* config, hymp
 
 int hympi_domain_free(hympi_domain* domain) {
   if (!domain) return fail(HYMPI_ERR_USAGE, "hympi_domain_free: NULL pointer");
-  // Freeing a communicator needs MPI; after MPI_Finalize only the memory goes.
+  if (!*domain) return HYMPI_SUCCESS;  // freeing NULL is a no-op, as free(NULL)
+  // The Domain's destructor frees its communicator, which needs MPI: after
+  // MPI_Finalize the handle is dropped and its memory left (no MPI call may
+  // be made then).
   int finalized = 0;
   MPI_Finalized(&finalized);
-  try {
+  if (finalized) {
+    (void)(*domain)->domain.release();
     delete *domain;
-  } catch (...) {
     *domain = nullptr;
-    return fail(HYMPI_ERR_INTERNAL, "hympi_domain_free: could not free the domain");
+    return fail(HYMPI_ERR_STATE,
+                "hympi_domain_free: called after MPI_Finalize (free domains before it)");
   }
+  delete *domain;
   *domain = nullptr;
-  return finalized ? fail(HYMPI_ERR_STATE, "hympi_domain_free: called after MPI_Finalize")
-                   : HYMPI_SUCCESS;
+  return HYMPI_SUCCESS;
 }
 
 int hympi_domain_local(hympi_domain domain, int size[3], int offset[3]) {

@@ -4,7 +4,9 @@
  * another domain, an unwritable report path, and a callback that fails
  * under HYMPI_ON_ERROR_RETURN (every rank finishes the sweep; the failing
  * one gets HYMPI_ERR_KERNEL and a message naming scheme and box). Runs at
- * any rank count; prints one line per failure and "N passed, N failed". */
+ * any rank count; prints one line per failure and "N passed, N failed".
+ * With --abort: a callback fails on the last rank under the default policy
+ * (HYMPI_ON_ERROR_ABORT): every rank stops with one line, no hang. */
 #include <hympi/hympi.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -58,6 +60,20 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  if (argc > 1 && strcmp(argv[1], "--abort") == 0) {
+    c.scheme = "masteronly";
+    c.threads = 2;
+    hympi_field f = NULL;
+    if (hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_SUCCESS &&
+        hympi_field_create(d, &f) == HYMPI_SUCCESS)
+      hympi_sweep(d, 1, &f, fail_on_last_rank, NULL);
+    /* Not reached when the policy works: the failing rank ends the job. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("not stopped\n");
+    MPI_Finalize();
+    return 1;
+  }
 
   check(hympi_domain_create(MPI_COMM_WORLD, NULL, &d) == HYMPI_ERR_USAGE, "NULL config");
   c.scheme = "nosuch";
@@ -125,8 +141,15 @@ int main(int argc, char** argv) {
   check(hympi_domain_free(&d) == HYMPI_SUCCESS && d == NULL, "domain_free clears the handle");
   check(hympi_domain_threads(d, &c.threads) == HYMPI_ERR_USAGE, "a freed domain");
   hympi_domain_free(&other);
+  /* A domain still alive at MPI_Finalize: freeing it afterwards is a state
+   * error and makes no MPI call (its communicator cannot be freed then). */
+  hympi_domain late = NULL;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &late) == HYMPI_SUCCESS, "a domain kept past MPI_Finalize");
   const int me = rank;
   MPI_Finalize();
+  check(hympi_domain_free(&late) == HYMPI_ERR_STATE && late == NULL &&
+            contains(hympi_last_error(), "after MPI_Finalize"),
+        "freeing a domain after MPI_Finalize is HYMPI_ERR_STATE, no crash");
   c.scheme = NULL;
   check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_STATE &&
             contains(hympi_last_error(), "after MPI_Finalize"),
