@@ -7,8 +7,10 @@
 #   make build   build/bin/hympi against Open MPI (build-mpich/ for MPICH: make build-mpich)
 #   make bench   speed against the STREAM-copy roofline (bench/README.md)
 #   make tsan    ThreadSanitizer build of the exchange and scheme tests, run
+#   make asan    AddressSanitizer + UBSan build of the tests and hympi, run
+#   make check-all  make test, then make tsan and make asan (too long for CI's 20 minutes)
 #   make demo    every kernel under every scheme, one table (a quick smoke test)
-.PHONY: all deps deps-test build build-mpich python study test test-openmpi test-mpich test-python demo bench tsan clean
+.PHONY: all deps deps-test build build-mpich python study test test-openmpi test-mpich test-python demo bench tsan asan check-all clean
 
 JOBS ?= 2
 OMPI_FLAGS := -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPI_C_COMPILER=mpicc.openmpi \
@@ -77,5 +79,19 @@ tsan: deps
 	@cmake --build build-tsan -j $(JOBS) --target test_exchange test_schemes
 	@bash scripts/tsan.sh
 
+# GCC's own sanitizers (libgomp needs no OpenMP tool for ASan/UBSan).
+asan: deps
+	@[ -f build-asan/CMakeCache.txt ] || cmake -S . -B build-asan $(OMPI_FLAGS) -DHYMPI_ASAN=ON \
+	  -DHYMPI_BUILD_BENCH=OFF -DHYMPI_FORTRAN=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	@cmake --build build-asan -j $(JOBS) --target test_exchange test_schemes test_domain test_options test_unit hympi_exe
+	@bash scripts/asan.sh
+
+check-all:
+	@status=0; \
+	$(MAKE) --no-print-directory test || status=1; \
+	$(MAKE) --no-print-directory tsan || status=1; \
+	$(MAKE) --no-print-directory asan || status=1; \
+	exit $$status
+
 clean:
-	rm -rf build build-mpich build-tsan
+	rm -rf build build-mpich build-tsan build-asan

@@ -39,6 +39,7 @@ nlohmann::json make_context(MPI_Comm comm, int requested_level, int provided_lev
             {"node_of_rank", nodes.node_of_rank}}},
           {"thread_cpus", placement.cpu},
           {"thread_affinity", placement.affinity},
+          {"oversubscribed", placement.oversubscribed},
           {"compiler", kCompiler},
           {"flags", kCompileFlags},
           {"command", command_line}};

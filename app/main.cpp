@@ -25,8 +25,12 @@ namespace {
 using namespace hympi;
 using namespace hympi::cli;
 
+// Exit codes (README, "Exit codes"): the same on every rank.
 constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
+constexpr int kExitUsage = 2;         // bad input: nothing ran
+constexpr int kExitNotConverged = 3;  // cg stopped at --max-iters above --tol (results written)
+constexpr int kExitOutput = 4;        // a result file could not be written (earlier file kept)
+// 1: a run failed (a benchmark's own check, an MPI error, a rank that died).
 
 double node_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -98,7 +102,8 @@ std::vector<std::string> output_errors(const Options& o) {
   if (o.solve.trace) {
     if (!check_writable(o.trace_path, why)) errors.push_back("--trace '" + o.trace_path + "': " + why);
     if (!o.json_path.empty() && o.trace_path == o.json_path)
-      errors.push_back("--trace and --json name the same file '" + o.trace_path + "'");
+      errors.push_back(o.trace_path == "-" ? std::string("--trace and --json cannot both be stdout ('-')")
+                                           : "--trace and --json name the same file '" + o.trace_path + "'");
   }
   return errors;
 }
@@ -116,6 +121,8 @@ Verdict judge(const std::vector<std::string>& args, int size, int provided, cons
   std::vector<std::string> errors = o.errors;
   if (errors.empty() || o.command == Command::Info)
     for (auto& e : command_errors(o, size, provided, real)) errors.push_back(e);
+  else if (o.command == Command::Solve && !o.solve.scheme)
+    errors.push_back(unknown_scheme_message(o.unknown_scheme));  // with the other parse errors
   for (auto& e : output_errors(o)) errors.push_back(e);
   if (!errors.empty()) {
     v.status = kExitUsage;
@@ -132,6 +139,21 @@ std::string command_line(int argc, char** argv) {
   return s;
 }
 
+// Threads per rank of the run: a benchmark that runs no threads runs one.
+int threads_of_run(const Options& o) {
+  if (o.command != Command::Bench) return o.solve.threads;
+  const bench::Benchmark* b = bench::find_benchmark(o.bench.name);
+  return b && b->uses_threads ? o.solve.threads : 1;
+}
+
+// Collective: one line on rank 0's stderr when a host runs more threads
+// than it has CPUs for them (the context block records it too).
+void warn_if_oversubscribed(const Options& o) {
+  const int threads = threads_of_run(o);
+  const ThreadPlacement p = gather_thread_placement(MPI_COMM_WORLD, threads);
+  if (const std::string w = oversubscription_warning(p); !w.empty()) std::cerr << w << std::endl;
+}
+
 int run_info(const Options& o, int requested, int provided, const std::string& cmd) {
   const NodeMap nodes = discover_nodes(MPI_COMM_WORLD, o.solve.ranks_per_node, o.solve.rank_order);
   nlohmann::json ctx = make_context(MPI_COMM_WORLD, requested, provided, o.solve.threads, nodes, cmd);
@@ -139,10 +161,8 @@ int run_info(const Options& o, int requested, int provided, const std::string& c
   HYMPI_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   if (rank != 0) return kExitOk;
   const nlohmann::json doc = info_document(ctx, provided);
-  if (!o.json_path.empty())
-    write_document(o.json_path, doc);
-  else if (o.json_stdout)
-    std::cout << doc.dump(2) << "\n";
+  if (!o.json_path.empty() || o.json_stdout)
+    write_document(o.json_stdout ? "-" : o.json_path, doc);
   else
     print_info(std::cout, doc, nodes, requested, provided);
   return kExitOk;
@@ -156,25 +176,34 @@ int run_solve(const Options& o, int requested, int provided, const std::string& 
   nlohmann::json ctx;
   if (!o.json_path.empty() || o.solve.trace)
     ctx = make_context(MPI_COMM_WORLD, requested, provided, o.solve.threads, r.nodes, cmd);
-  if (rank != 0) return kExitOk;
-  print_solve(std::cout, r, size);
-  if (o.solve.trace) {
-    std::size_t events = 0;
-    write_document(o.trace_path, trace_document(r, ctx, &events));
-    std::cout << "trace      " << o.trace_path << " (" << events << " events, median repetition)\n";
-  }
-  std::cout << std::flush;
+  const int code = r.converged ? kExitOk : kExitNotConverged;
+  if (rank != 0) return code;
+  // A document on stdout (--json - or --trace -) leaves stdout to it alone.
+  std::ostream& table = o.json_path == "-" || o.trace_path == "-" ? std::cerr : std::cout;
+  print_solve(table, r, size);
+  table << std::flush;
+  // The JSON first: it holds the results; the trace is the extra.
   if (!o.json_path.empty()) {
     nlohmann::json doc = {{"context", ctx}, {"results", nlohmann::json::array({solve_record(r)})}};
     write_document(o.json_path, doc);
   }
-  return kExitOk;
+  if (o.solve.trace) {
+    std::size_t events = 0;
+    write_document(o.trace_path, trace_document(r, ctx, &events));
+    table << "trace      " << o.trace_path << " (" << events << " events, median repetition)\n"
+          << std::flush;
+  }
+  if (!r.converged)
+    std::cerr << "hympi: error: cg did not converge: residual " << r.residual << " after " << r.iterations
+              << " iterations (--max-iters " << o.solve.max_iters << "), above --tol " << o.solve.tol
+              << "; results were written, exit code " << kExitNotConverged << std::endl;
+  return code;
 }
 
 int run_bench(const Options& o, int requested, int provided, const std::string& cmd) {
   bench::BenchContext ctx;
   ctx.comm = MPI_COMM_WORLD;
-  ctx.threads = o.solve.threads;
+  ctx.threads = threads_of_run(o);
   ctx.provided = provided;
   ctx.ranks_per_node = o.solve.ranks_per_node;
   ctx.rank_order = o.solve.rank_order;
@@ -216,10 +245,16 @@ int main(int argc, char** argv) {
     } else if (v.status == kExitOk) {
       const Options o = parse_invocation(v.payload);
       const std::string cmd = command_line(argc, argv);
+      warn_if_oversubscribed(o);
       code = o.command == Command::Info    ? run_info(o, requested, provided, cmd)
              : o.command == Command::Bench ? run_bench(o, requested, provided, cmd)
                                            : run_solve(o, requested, provided, cmd);
     }
+  } catch (const OutputError& e) {
+    // Only rank 0 writes, after every collective of the run: no rank waits
+    // on it, so this is one line and an exit code, not an abort.
+    std::cerr << "hympi: error: " << e.what() << std::endl;
+    code = kExitOutput;
   } catch (const std::exception& e) {
     // A failure on one rank after validation: say where, and take every rank
     // down with it rather than leave the others waiting in a collective.

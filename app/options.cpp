@@ -6,12 +6,18 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 
+#include "hympi/build_info.hpp"
 #include "hympi/kernels.hpp"
 #include "hympi/scheme.hpp"
 
 namespace hympi::cli {
+
+namespace {
+constexpr long long kMaxBytes = 1LL << 30;  // the largest byte count any option takes
+}  // namespace
 
 bool parse_int(const std::string& text, long long lo, long long hi, long long& out) {
   if (text.empty()) return false;
@@ -37,7 +43,7 @@ bool parse_double(const std::string& text, double& out) {
   return true;
 }
 
-bool parse_bytes(const std::string& text, long long& out) {
+ByteParse parse_bytes_checked(const std::string& text, long long& out) {
   static const std::pair<const char*, long long> suffixes[] = {
       {"KiB", 1LL << 10}, {"MiB", 1LL << 20}, {"GiB", 1LL << 30}, {"kB", 1000}, {"MB", 1000000},
       {"GB", 1000000000}, {"k", 1000}, {"M", 1000000}, {"G", 1000000000}};
@@ -51,11 +57,32 @@ bool parse_bytes(const std::string& text, long long& out) {
       break;
     }
   }
+  if (digits.empty() || digits[0] == '+' || digits[0] == '-') return ByteParse::Malformed;
   long long v = 0;
-  if (digits.empty() || digits[0] == '+' || digits[0] == '-') return false;
-  if (!parse_int(digits, 1, (1LL << 30) / unit, v)) return false;
+  // Any digit string is a number; whether it is in range is the next question.
+  if (!parse_int(digits, 0, std::numeric_limits<long long>::max(), v))
+    return digits.find_first_not_of("0123456789") == std::string::npos ? ByteParse::OutOfRange
+                                                                         : ByteParse::Malformed;
+  if (v < 1 || v > kMaxBytes / unit) return ByteParse::OutOfRange;
   out = v * unit;
-  return true;
+  return ByteParse::Ok;
+}
+
+bool parse_bytes(const std::string& text, long long& out) {
+  return parse_bytes_checked(text, out) == ByteParse::Ok;
+}
+
+bool looks_like_integer(const std::string& text) {
+  const std::size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  return text.size() > start && text.find_first_not_of("0123456789", start) == std::string::npos;
+}
+
+std::string int_range_message(const std::string& name, const std::string& text, long long lo,
+                              long long hi, const std::string& unit) {
+  const std::string range =
+      std::to_string(lo) + " .. " + std::to_string(hi) + (unit.empty() ? "" : " " + unit);
+  if (looks_like_integer(text)) return name + " " + text + " is out of range: accepted " + range;
+  return name + " '" + text + "': expected an integer, " + range;
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -80,12 +107,15 @@ constexpr long long kMaxAxis = 1LL << 30;
 
 }  // namespace
 
-bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why) {
+bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why, GridKind kind) {
+  const bool procs = kind == GridKind::Processes;
+  const std::string shape = procs ? "PXxPYxPZ or P^3" : "NXxNYxNZ or N^3";
+  const std::string item = procs ? "process count" : "dimension";
   std::vector<std::string> parts;
   auto caret = text.find('^');
   if (caret != std::string::npos) {
     if (text.substr(caret) != "^3") {
-      why = "only N^3 is accepted as a power";
+      why = "only " + std::string(procs ? "P^3" : "N^3") + " is accepted as a power";
       return false;
     }
     const std::string n = text.substr(0, caret);
@@ -94,13 +124,16 @@ bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& w
     parts = split(text, 'x');
   }
   if (parts.size() != 3) {
-    why = "expected three dimensions NXxNYxNZ or N^3, got " + std::to_string(parts.size());
+    why = "expected three " + std::string(procs ? "process counts " : "dimensions ") + shape + ", got " +
+          std::to_string(parts.size());
     return false;
   }
   for (int d = 0; d < 3; ++d) {
     long long v = 0;
     if (!parse_int(parts[d], 1, kMaxAxis, v)) {
-      why = "dimension '" + parts[d] + "' is not an integer between 1 and " + std::to_string(kMaxAxis);
+      why = item + " '" + parts[d] + "' " +
+            (looks_like_integer(parts[d]) ? "is out of range" : "is not an integer") + ": accepted 1 .. " +
+            std::to_string(kMaxAxis);
       return false;
     }
     out[d] = static_cast<int>(v);
@@ -167,6 +200,10 @@ std::string unknown_scheme_message(const std::string& name) {
   return "unknown scheme '" + name + "' (valid: " + scheme_names() + ")";
 }
 
+std::string version_text() {
+  return std::string("hympi ") + kVersion + " (" + kGitRevision + ")\n";
+}
+
 std::string main_usage() {
   return "usage: hympi <command> [options]\n"
          "\n"
@@ -178,7 +215,7 @@ std::string main_usage() {
          "  info    schemes, kernels, MPI library, thread level, node map, thread CPUs\n"
          "  bench   communication benchmarks: beff, cyclic3d, internode, ratio, overlap, pack\n"
          "\n"
-         "hympi <command> --help shows the options of a command.\n";
+         "hympi <command> --help shows the options of a command; hympi --version the version.\n";
 }
 
 namespace {
@@ -231,19 +268,26 @@ std::string info_help() {
 }
 
 std::string bench_help(const std::string& name) {
-  const std::string common =
-      "  --repeat R            timed repetitions after one warm-up (default 3)\n"
-      "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
+  const std::string repeat = "  --repeat R            timed repetitions after one warm-up (default 3)\n";
+  const std::string rest =
       "  --ranks-per-node R    virtual nodes of R ranks (default: real nodes)\n"
       "  --rank-order O        sequential | round-robin: ranks onto virtual nodes\n"
-      "  --json PATH           write the JSON result document (rank 0)\n"
+      "  --json PATH           write the JSON result document (rank 0; - for stdout)\n"
       "  --help                this text\n"
-      "\n"
+      "\n";
+  const std::string sizes =
       "Sizes are bytes, optionally with a suffix: kB, MB, GB (10^3, 10^6, 10^9) or\n"
-      "KiB, MiB, GiB. Times are the maximum over ranks, reported as min / median / max.\n";
-  if (const bench::Benchmark* b = bench::find_benchmark(name))
+      "KiB, MiB, GiB. ";
+  const std::string times = "Times are the maximum over ranks, reported as min / median / max.\n";
+  if (const bench::Benchmark* b = bench::find_benchmark(name)) {
+    bool takes_bytes = false;
+    for (const auto& opt : b->options) takes_bytes = takes_bytes || opt.bytes;
+    // A benchmark that runs threads says how in its notes (options_help).
     return "usage: hympi bench " + b->name + " [options]\n\n" + b->description + "\n\n" +
-           bench::options_help(*b) + common;
+           bench::options_help(*b) + repeat + rest + (takes_bytes ? sizes : "") + times;
+  }
+  const std::string common =
+      repeat + "  --threads N           threads per rank (pack and overlap only)\n" + rest + sizes + times;
   std::string s =
       "usage: hympi bench <benchmark> [options]\n"
       "\n"
@@ -266,18 +310,19 @@ struct Handlers {
   std::map<std::string, std::function<void()>> flags;
 };
 
-// "--name 'v': expected an integer between lo and hi" unless v is one.
+// `out` = v when v is an integer in lo..hi; else the message that says which
+// (not an integer / out of range) and the accepted range with its unit.
 void int_opt(std::vector<std::string>& e, const std::string& name, long long lo, long long hi,
-             const std::string& v, int& out) {
+             const std::string& unit, const std::string& v, int& out) {
   long long x = 0;
   if (!parse_int(v, lo, hi, x))
-    e.push_back(name + " '" + v + "': expected an integer between " + std::to_string(lo) + " and " +
-                std::to_string(hi));
+    e.push_back(int_range_message(name, v, lo, hi, unit));
   else
     out = static_cast<int>(x);
 }
 
 constexpr long long kBig = 1LL << 30;
+constexpr long long kMaxThreads = 1024;
 
 // The command (args[0]) and its help text; false when there is nothing more
 // to parse (no command, --help, unknown command).
@@ -290,6 +335,11 @@ bool pick_command(const std::vector<std::string>& args, Options& o) {
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     o.help = true;
     o.help_text = main_usage();
+    return false;
+  }
+  if (cmd == "--version" || cmd == "-V" || cmd == "version") {
+    o.help = true;
+    o.help_text = version_text();
     return false;
   }
   if (cmd == "solve") {
@@ -313,9 +363,9 @@ bool pick_command(const std::vector<std::string>& args, Options& o) {
 void add_common(Options& o, Handlers& h) {
   auto& e = o.errors;
   auto& s = o.solve;
-  h.with_value["--threads"] = [&](const std::string& v) { int_opt(e, "--threads", -kBig, kBig, v, s.threads); };
+  h.with_value["--threads"] = [&](const std::string& v) { int_opt(e, "--threads", 1, kMaxThreads, "threads", v, s.threads); };
   h.with_value["--ranks-per-node"] = [&](const std::string& v) {
-    int_opt(e, "--ranks-per-node", 1, kBig, v, s.ranks_per_node);
+    int_opt(e, "--ranks-per-node", 1, kBig, "ranks", v, s.ranks_per_node);
   };
   h.with_value["--rank-order"] = [&](const std::string& v) {
     if (v == "sequential")
@@ -328,14 +378,14 @@ void add_common(Options& o, Handlers& h) {
   h.flags["--help"] = [&] { o.help = true; };
 }
 
-// A grid option: NXxNYxNZ or N^3.
+// A grid option: NXxNYxNZ or N^3 (a process grid: PXxPYxPZ or P^3).
 ValueHandler grid_opt(std::vector<std::string>& e, const std::string& name, std::array<int, 3>& out,
-                      bool* seen = nullptr) {
-  return [&e, name, &out, seen](const std::string& v) {
+                      bool* seen = nullptr, GridKind kind = GridKind::Points) {
+  return [&e, name, &out, seen, kind](const std::string& v) {
     if (seen) *seen = true;
     std::string why;
     std::array<int, 3> g{};
-    if (!parse_grid(v, g, why))
+    if (!parse_grid(v, g, why, kind))
       e.push_back(name + " '" + v + "': " + why);
     else
       out = g;
@@ -345,6 +395,7 @@ ValueHandler grid_opt(std::vector<std::string>& e, const std::string& name, std:
 // What the solve handlers saw (the required options).
 struct SolveSeen {
   bool kernel = false, grid = false;
+  bool kernel_known = false;  // --kernel named a registered kernel
 };
 
 // The problem: kernel, grid, iterations, boundaries, format, cg's limits.
@@ -358,9 +409,10 @@ void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
       e.push_back("unknown kernel '" + v + "' (valid: " + names_of_kernels() + ")");
     else
       s.kernel = k->kind;
+    seen.kernel_known = k != nullptr;
   };
   h.with_value["--grid"] = grid_opt(e, "--grid", s.grid, &seen.grid);
-  h.with_value["--iters"] = [&](const std::string& v) { int_opt(e, "--iters", -kBig, kBig, v, s.iters); };
+  h.with_value["--iters"] = [&](const std::string& v) { int_opt(e, "--iters", 0, kBig, "iterations", v, s.iters); };
   h.with_value["--format"] = [&](const std::string& v) {
     if (v == "stencil")
       s.format = MatrixFormat::Stencil;
@@ -370,9 +422,15 @@ void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
       e.push_back("--format '" + v + "': expected stencil or crs");
   };
   h.with_value["--tol"] = [&](const std::string& v) {
-    if (!parse_double(v, s.tol)) e.push_back("--tol '" + v + "': not a number");
+    double x = 0;
+    if (!parse_double(v, x))
+      e.push_back("--tol '" + v + "': expected a number, 0 < tol < 1 (relative residual)");
+    else if (!(x > 0 && x < 1))
+      e.push_back("--tol " + v + " is out of range: accepted 0 < tol < 1 (relative residual)");
+    else
+      s.tol = x;
   };
-  h.with_value["--max-iters"] = [&](const std::string& v) { int_opt(e, "--max-iters", 1, kBig, v, s.max_iters); };
+  h.with_value["--max-iters"] = [&](const std::string& v) { int_opt(e, "--max-iters", 1, kBig, "iterations", v, s.max_iters); };
   h.flags["--periodic"] = [&] { s.periodic = true; };
 }
 
@@ -387,13 +445,16 @@ void add_solve_run(Options& o, Handlers& h) {
     o.unknown_scheme = s.scheme ? "" : v;
   };
   h.with_value["--reserved"] = [&](const std::string& v) {
-    int_opt(e, "--reserved", -kBig, kBig, v, s.reserved);
-    if (s.reserved == 0) e.push_back("--reserved must be >= 1");
+    int_opt(e, "--reserved", 1, kMaxThreads - 1, "threads", v, s.reserved);
   };
-  h.with_value["--proc-grid"] = grid_opt(e, "--proc-grid", s.proc_grid);
-  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, v, s.repeat); };
-  h.with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
+  h.with_value["--proc-grid"] = grid_opt(e, "--proc-grid", s.proc_grid, nullptr, GridKind::Processes);
+  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, "repetitions", v, s.repeat); };
+  h.with_value["--json"] = [&](const std::string& v) {
+    if (v.empty()) e.push_back("--json '': empty path (- writes to stdout)");
+    o.json_path = v;
+  };
   h.with_value["--trace"] = [&](const std::string& v) {
+    if (v.empty()) e.push_back("--trace '': empty path (- writes to stdout)");
     o.trace_path = v;
     s.trace = true;
   };
@@ -409,8 +470,11 @@ void add_solve_run(Options& o, Handlers& h) {
 // starting from its defaults).
 void add_bench(Options& o, Handlers& h) {
   auto& e = o.errors;
-  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, v, o.bench.repeat); };
-  h.with_value["--json"] = [&](const std::string& v) { o.json_path = v; };
+  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, "repetitions", v, o.bench.repeat); };
+  h.with_value["--json"] = [&](const std::string& v) {
+    if (v.empty()) e.push_back("--json '': empty path (- writes to stdout)");
+    o.json_path = v;
+  };
   const bench::Benchmark* b = bench::find_benchmark(o.bench.name);
   if (!b) return;
   o.bench.args = bench::default_args(*b);
@@ -438,10 +502,14 @@ void scan(const std::vector<std::string>& args, std::size_t first, Options& o, c
     }
     if (o.command == Command::Info && a == "--json") {
       // Optional value: a following word that is not an option is the path.
-      if (inline_value)
+      if (inline_value && value.empty())
+        e.push_back("--json= has an empty path (--json alone or --json - writes to stdout)");
+      else if (inline_value)
         o.json_path = value;
-      else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0)
+      else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
         o.json_path = args[++i];
+        if (o.json_path.empty()) e.push_back("--json '': empty path (--json alone or --json - writes to stdout)");
+      }
       else
         o.json_stdout = true;
       continue;
@@ -451,14 +519,17 @@ void scan(const std::vector<std::string>& args, std::size_t first, Options& o, c
         e.push_back(a + " takes no value");
       else
         f->second();
+      o.given.insert(a);
       continue;
     }
     auto v = h.with_value.find(a);
     if (v == h.with_value.end()) {
-      e.push_back("unknown option '" + args[i] + "' for 'hympi " + cmd + "' (see hympi " + cmd +
-                  " --help)");
+      e.push_back("unknown option '" + args[i] + "' for 'hympi " + cmd + "' (see hympi " + cmd + " --help)");
+      // Its value, if it has one, is not a second unknown option.
+      if (!inline_value && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) ++i;
       continue;
     }
+    o.given.insert(a);
     if (!inline_value) {
       if (i + 1 >= args.size()) {
         e.push_back(a + " needs a value");
@@ -483,6 +554,35 @@ void check_required(Options& o, const SolveSeen& seen) {
     if (!seen.kernel) e.push_back("missing --kernel (valid: " + names_of_kernels() + ")");
     if (!seen.grid) e.push_back("missing --grid NXxNYxNZ");
   }
+}
+
+// Options that were given but mean nothing for the chosen kernel or
+// benchmark: an error, never silently ignored (one rule for every command).
+void check_applicable(Options& o, const SolveSeen& seen) {
+  auto& e = o.errors;
+  auto given = [&](const char* name) { return o.given.count(name) > 0; };
+  if (given("--rank-order") && !given("--ranks-per-node"))
+    e.push_back("--rank-order applies only with --ranks-per-node (it orders ranks onto virtual nodes)");
+  if (o.command == Command::Solve && seen.kernel_known) {
+    const KernelInfo& k = kernel_info(o.solve.kernel);
+    if (k.converges && given("--iters"))
+      e.push_back("--iters does not apply to " + k.name +
+                  " (it iterates until --tol is reached or --max-iters is hit)");
+    for (const char* name : {"--tol", "--max-iters"})
+      if (!k.converges && given(name))
+        e.push_back(std::string(name) + " does not apply to " + k.name + " (only to cg; " + k.name +
+                    " runs --iters iterations)");
+    if (given("--format") && !k.supports(MatrixFormat::Crs)) {
+      std::string names;
+      for (const auto& other : kernel_registry())
+        if (other.supports(MatrixFormat::Crs)) names += (names.empty() ? "" : ", ") + other.name;
+      e.push_back("--format does not apply to " + k.name + " (only to " + names + ")");
+    }
+  }
+  if (o.command == Command::Bench && given("--threads"))
+    if (const bench::Benchmark* b = bench::find_benchmark(o.bench.name); b && !b->uses_threads)
+      e.push_back("--threads does not apply to benchmark '" + b->name +
+                  "' (it runs one thread per rank; threads matter to pack and overlap)");
 }
 
 }  // namespace
@@ -514,6 +614,7 @@ Options parse(const std::vector<std::string>& args, int default_threads) {
     return o;
   }
   check_required(o, seen);
+  check_applicable(o, seen);
   return o;
 }
 

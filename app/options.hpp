@@ -4,6 +4,7 @@
 // the arguments, and every rank parses the same ones.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct Options {
   std::string thread_level;         // --thread-level (empty: scheme's need)
   std::string unknown_scheme;       // --scheme's value when no scheme has that name
                                     // (solve.scheme is then null)
+  std::set<std::string> given;      // the options given (names, "--iters")
   std::vector<std::string> errors;  // every problem found, at once
 };
 
@@ -53,12 +55,24 @@ std::string unknown_scheme_message(const std::string& name);
 bool parse_int(const std::string& text, long long lo, long long hi, long long& out);
 bool parse_double(const std::string& text, double& out);
 // "NXxNYxNZ" or "N^3"; on failure returns false and explains in `why`.
-bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why);
+enum class GridKind { Points, Processes };  // --grid NXxNYxNZ, --proc-grid PXxPYxPZ
+bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why,
+                GridKind kind = GridKind::Points);
 // A byte count: digits (no sign) with an optional suffix kB or k (10^3), MB
 // or M (10^6), GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); the value
 // must lie in 1 .. 2^30 (1GiB and 1GB are accepted, 2GB is not). Every
 // byte-valued option of hympi bench parses with this (commbench/driver.cpp).
 bool parse_bytes(const std::string& text, long long& out);
+// The same, saying why not: not a byte count at all, or one out of 1 .. 2^30.
+enum class ByteParse { Ok, Malformed, OutOfRange };
+ByteParse parse_bytes_checked(const std::string& text, long long& out);
+// True for an optional sign and digits only (a number, maybe too large).
+bool looks_like_integer(const std::string& text);
+// The message for an integer option's bad value: "--iters 99999999999 is out
+// of range: accepted 0 .. 1073741824 iterations", or "--iters 'x': expected
+// an integer, 0 .. 1073741824 iterations".
+std::string int_range_message(const std::string& name, const std::string& text, long long lo,
+                              long long hi, const std::string& unit);
 
 // The thread level a run asks MPI for: --thread-level if given, else what the
 // scheme needs (FUNNELED if the scheme is unknown, so that init still works
@@ -68,5 +82,6 @@ int requested_thread_level(const Options& o);
 int thread_level_from_name(const std::string& name);
 
 std::string main_usage();
+std::string version_text();  // "hympi 0.1.0 (git revision)"
 
 }  // namespace hympi::cli

@@ -2,14 +2,18 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
+#include "hympi/error.hpp"
 #include "hympi/kernels.hpp"
+#include "hympi/output_file.hpp"
 #include "hympi/scheme.hpp"
 #include "hympi/timing.hpp"
 
@@ -68,6 +72,7 @@ nlohmann::json solve_record(const SolveResult& r) {
        {{"f_comm", r.f_comm}, {"f_comp_non", r.f_comp_non}, {"f_comp_overlap", r.f_comp_overlap}}}};
   if (kernel_info(c.kernel).converges) {
     rec["iterations"] = r.iterations;
+    rec["converged"] = r.converged;
     rec["max_iters"] = c.max_iters;
     rec["residual"] = r.residual;
     rec["tol"] = c.tol;
@@ -82,7 +87,7 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
       << (c.format == MatrixFormat::Crs ? " (CRS matrix)" : "") << ", scheme " << scheme.name
       << " (seed 001 class " << scheme.seed_class << ")";
   if (is_pure_mpi(*c.scheme, c.threads)) out << " = pure MPI (class 1)";
-  out << "\n# " << ranks << " ranks x " << c.threads << " threads";
+  out << "\n# " << plural(ranks, "rank") << " x " << plural(c.threads, "thread");
   if (r.reserved_used) out << ", " << r.reserved_used << " reserved for communication";
   out << "; nodes: " << r.nodes.node_count << " " << (r.nodes.virtual_nodes ? "virtual" : "real")
       << "\n# grid " << dims_text(c.grid) << (c.periodic ? " periodic" : " Dirichlet")
@@ -92,14 +97,18 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
       << "\n";
   std::ostringstream s;
   s << std::setprecision(std::numeric_limits<double>::max_digits10);
-  if (kernel_info(c.kernel).converges)
+  if (kernel_info(c.kernel).converges) {
     out << "iterations " << r.iterations << "  residual " << r.residual << "  (tol " << c.tol << ")\n";
+    out << "converged  " << (r.converged ? "yes" : "NO: stopped at --max-iters " + std::to_string(c.max_iters) +
+                                                        " with the residual above --tol")
+        << "\n";
+  }
   else
     out << "iterations " << r.iterations << "\n";
   s << "checksum   " << r.checksum << "\nl2         " << r.l2 << "\n";
   out << s.str();
   out << std::fixed << std::setprecision(6) << "time_s     min " << r.time_s.min << "  median "
-      << r.time_s.median << "  max " << r.time_s.max << "  (" << c.repeat << " repetitions)\n"
+      << r.time_s.median << "  max " << r.time_s.max << "  (" << plural(c.repeat, "repetition") << ")\n"
       << std::setprecision(2) << "MLUP/s     " << r.mlups << "\n"
       << "bytes/exchange  intra-node " << r.bytes_intra << "  inter-node " << r.bytes_inter
       << "  (messages " << r.messages_intra << " / " << r.messages_inter << ")\n";
@@ -171,31 +180,17 @@ void print_info(std::ostream& out, const nlohmann::json& doc, const NodeMap& nod
 }
 
 bool check_writable(const std::string& path, std::string& why) {
-  if (path.empty()) {
-    why = "empty path";
-    return false;
-  }
-  const bool existed = access(path.c_str(), F_OK) == 0;
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (!f) {
-    why = "cannot be opened for writing";
-    return false;
-  }
-  std::fclose(f);
-  if (!existed) std::remove(path.c_str());
-  return true;
+  why = check_writable_path(path);
+  return why.empty();
 }
 
 void write_document(const std::string& path, const nlohmann::json& doc) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-    f << doc.dump(2) << "\n";
-    if (!f) throw std::runtime_error("write to " + tmp + " failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  const std::string error = write_text_file(path, doc.dump(2) + "\n");
+  if (!error.empty()) throw OutputError(error);
+}
+
+std::string plural(long long n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
 }  // namespace hympi::cli

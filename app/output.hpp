@@ -26,11 +26,15 @@ nlohmann::json info_document(const nlohmann::json& context, int provided);
 void print_info(std::ostream& out, const nlohmann::json& doc, const NodeMap& nodes, int requested,
                 int provided);
 
-// Can `path` be written? Checked before any work: creates the file if it is
-// missing (and removes it again), never truncates an existing one.
+// Can `path` be written? Checked before any work, changing nothing
+// (hympi::check_writable_path: "-" is stdout, links are followed).
 bool check_writable(const std::string& path, std::string& why);
-// Writes the document via a temporary file and a rename, so that a crash
-// never leaves half a document. Throws std::runtime_error on failure.
+// Writes the document ("-": stdout; a link is followed) via a temporary file,
+// fsync and a rename (hympi/output_file.hpp), so that a failed write leaves
+// no partial file and keeps an earlier one. Throws OutputError ("cannot
+// write PATH: reason") on failure.
 void write_document(const std::string& path, const nlohmann::json& doc);
+// "1 thread", "2 threads".
+std::string plural(long long n, const std::string& noun);
 
 }  // namespace hympi::cli

@@ -31,7 +31,10 @@ echo "# hympi demo: $ranks ranks x $threads threads, grid $grid, $iters iteratio
 failed=0
 for kernel in jacobi rbgs spmv cg; do
   for scheme in $schemes; do
-    args=(solve --kernel "$kernel" --grid "$grid" --iters "$iters" --scheme "$scheme"
+    # cg iterates to its tolerance: --iters does not apply to it.
+    count=(--iters "$iters")
+    [ "$kernel" = cg ] && count=()
+    args=(solve --kernel "$kernel" --grid "$grid" "${count[@]}" --scheme "$scheme"
           --threads "$threads" --repeat 3 --json "$out/$kernel-$scheme.json")
     if ! "${mpirun[@]}" "$hympi" "${args[@]}" > "$out/$kernel-$scheme.log" 2>&1; then
       echo "demo: $kernel under $scheme failed; see $out/$kernel-$scheme.log" >&2

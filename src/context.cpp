@@ -52,8 +52,35 @@ ThreadPlacement gather_thread_placement(MPI_Comm comm, int threads) {
   HYMPI_CHECK_MPI(MPI_Gather(cpu.data(), threads, MPI_INT, all_cpu.data(), threads, MPI_INT, 0, comm));
   HYMPI_CHECK_MPI(MPI_Gather(aff.data(), static_cast<int>(aff.size()), MPI_CHAR, all_aff.data(),
                              static_cast<int>(aff.size()), MPI_CHAR, 0, comm));
+  // Oversubscription: per real host (the ranks that share memory), the
+  // threads of all its ranks against the CPUs in the union of their masks.
+  MPI_Comm host = MPI_COMM_NULL;
+  HYMPI_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) CPU_ZERO(&mine);
+  cpu_set_t shared;
+  CPU_ZERO(&shared);
+  int host_threads = 0;
+  const int mpi_ok =
+      MPI_Allreduce(&mine, &shared, static_cast<int>(sizeof(cpu_set_t)), MPI_BYTE, MPI_BOR, host);
+  const int mpi_ok2 = MPI_Allreduce(&threads, &host_threads, 1, MPI_INT, MPI_SUM, host);
+  MPI_Comm_free(&host);
+  HYMPI_CHECK_MPI(mpi_ok);
+  HYMPI_CHECK_MPI(mpi_ok2);
+  const int host_load[2] = {host_threads, CPU_COUNT(&shared)};
+  std::vector<int> all_load(rank == 0 ? 2 * static_cast<std::size_t>(size) : 2);
+  HYMPI_CHECK_MPI(MPI_Gather(host_load, 2, MPI_INT, all_load.data(), 2, MPI_INT, 0, comm));
   ThreadPlacement p;
   if (rank != 0) return p;
+  for (int r = 0; r < size; ++r) {
+    const int t = all_load[2 * r], c = all_load[2 * r + 1];
+    if (c > 0 && t > c && (!p.oversubscribed || t - c > p.host_threads - p.host_cpus)) {
+      p.oversubscribed = true;
+      p.host_threads = t;
+      p.host_cpus = c;
+    }
+  }
   p.cpu.assign(size, std::vector<int>(threads));
   p.affinity.assign(size, std::vector<std::string>(threads));
   for (int r = 0; r < size; ++r)
@@ -62,6 +89,14 @@ ThreadPlacement gather_thread_placement(MPI_Comm comm, int threads) {
       p.affinity[r][t] = std::string(&all_aff[(static_cast<std::size_t>(r) * threads + t) * kAffinityChars]);
     }
   return p;
+}
+
+std::string oversubscription_warning(const ThreadPlacement& p) {
+  if (!p.oversubscribed) return "";
+  return "hympi: warning: oversubscribed: " + std::to_string(p.host_threads) + " threads share " +
+         std::to_string(p.host_cpus) + (p.host_cpus == 1 ? " CPU" : " CPUs") +
+         " on one host; times measure waiting as much as the scheme (the context block says "
+         "\"oversubscribed\": true)";
 }
 
 std::string mpi_library_version() {

@@ -12,10 +12,12 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "hympi/build_info.hpp"
+#include "hympi/output_file.hpp"
 #include "hympi/context.hpp"
 #include "hympi/error.hpp"
 #include "kernels/kernel_util.hpp"
@@ -203,39 +205,6 @@ std::string json_list(const std::vector<T>& items, Fn&& one) {
   std::string out = "[";
   for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + one(items[i]);
   return out + "]";
-}
-
-// Writes `text` to path: "-" is stdout; a symbolic link is followed; the
-// file is written beside its target and renamed over it, so that a failed
-// write never leaves a partial file nor destroys an earlier one. Returns ""
-// or the error ("cannot write PATH: reason").
-std::string write_text_file(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
-      return std::string("cannot write to stdout: ") + std::strerror(errno);
-    return "";
-  }
-  std::string target = path;
-  if (char* real = ::realpath(path.c_str(), nullptr)) {  // follows links; fails if absent
-    target = real;
-    std::free(real);
-  }
-  const std::string tmp = target + ".tmp" + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return "cannot write " + path + ": " + std::strerror(errno);
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
-                       std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-  const int err = errno;
-  if (std::fclose(f) != 0 || !written) {
-    std::remove(tmp.c_str());
-    return "cannot write " + path + ": " + std::strerror(written ? errno : err);
-  }
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int rerr = errno;
-    std::remove(tmp.c_str());
-    return "cannot write " + path + ": " + std::strerror(rerr);
-  }
-  return "";
 }
 
 }  // namespace
@@ -532,6 +501,7 @@ void Domain::write_report(const std::string& path, const std::string& name,
 
   std::string error;
   if (d.rank == 0) {
+    if (const std::string w = oversubscription_warning(placement); !w.empty()) std::cerr << w << std::endl;
     const DomainConfig& c = d.cfg;
     const SchemeInfo& s = c.scheme->info;
     const double points = 1.0 * c.grid[0] * c.grid[1] * c.grid[2];
@@ -562,6 +532,7 @@ void Domain::write_report(const std::string& path, const std::string& name,
       << ", \"thread_affinity\": "
       << json_list(placement.affinity,
                    [&](const std::vector<std::string>& r) { return json_list(r, quoted); })
+      << ", \"oversubscribed\": " << (placement.oversubscribed ? "true" : "false")
       << ", \"compiler\": " << detail::json_string(kCompiler)
       << ", \"flags\": " << detail::json_string(kCompileFlags)
       << ", \"command\": " << detail::json_string(command_line())

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <iomanip>
+#include <sstream>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -113,6 +115,8 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   res.time_s = make_stats(reps.times);
   res.iterations = reps.last.iterations;
   res.residual = reps.last.residual;
+  // A converging kernel stops at tol or at max_iters: below tol is converged.
+  res.converged = !kernel_info(cfg.kernel).converges || res.residual < cfg.tol;
   const std::size_t med = median_repetition(reps.times, res.time_s.median);
   const MPI_Comm comm = run.domain.comm();
   if (cfg.trace)
@@ -219,10 +223,16 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
     nodes = real_nodes->node_count;
   const double need =
       kernel.memory_bytes_per_point(c.format) * c.grid[0] * c.grid[1] * c.grid[2] / nodes;
+  // In double and printed as such: a grid of 2^90 points must not wrap a
+  // 64-bit integer into a negative size.
+  const auto megabytes = [](double bytes) {
+    std::ostringstream s;
+    s << std::setprecision(bytes < 1e18 ? 15 : 3) << std::floor(bytes / 1e6) << " MB";
+    return s.str();
+  };
   if (need > node_memory_bytes)
-    errors.push_back("the grid needs about " + std::to_string(static_cast<long long>(need / 1e6)) +
-                     " MB per node, more than the node's " +
-                     std::to_string(static_cast<long long>(node_memory_bytes / 1e6)) + " MB");
+    errors.push_back("the grid needs about " + megabytes(need) + " per node, more than the node's " +
+                     megabytes(node_memory_bytes));
 }
 
 }  // namespace

@@ -171,7 +171,7 @@ check lmax-large 2 "above the memory cap" 2 bench beff --lmax 1GB
 check lmax-bad 2 "--lmax '8XB'" 2 bench cyclic3d --lmax 8XB
 check sizes-empty 2 "--sizes is empty" 2 bench internode --ranks-per-node 1 --sizes ""
 check sizes-bad 2 "'2MBx' is not a byte count" 2 bench internode --ranks-per-node 1 --sizes 1MB,2MBx
-check sizes-zero 2 "'0' is not a byte count" 2 bench ratio --ranks-per-node 1 --sizes 0
+check sizes-zero 2 "'0' is out of range: accepted 1 byte" 2 bench ratio --ranks-per-node 1 --sizes 0
 check unknown-benchmark 2 "unknown benchmark 'bw' (valid: beff, cyclic3d, internode, ratio, overlap, pack)" 2 bench bw
 check no-benchmark 2 "missing benchmark name (valid: beff" 2 bench --repeat 2
 check ranks-per-node 2 "--ranks-per-node 3 does not divide the 2 ranks" 2 bench beff --ranks-per-node 3

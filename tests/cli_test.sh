@@ -14,14 +14,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 S=(solve --kernel jacobi --iters 2)
 check zero-dimension 2 "dimension '0'" 2 "${S[@]}" --grid 0x8x8
 check negative-dimension 2 "dimension '-4'" 2 "${S[@]}" --grid -4x8x8
-check not-a-number 2 "dimension '1.5' is not an integer" 2 "${S[@]}" --grid 8x8x1.5
+check not-a-number 2 "dimension '1.5' is not an integer: accepted 1 .. 1073741824" 2 "${S[@]}" --grid 8x8x1.5
 check missing-dimension 2 "three dimensions" 2 "${S[@]}" --grid 10x10
 check missing-grid 2 "missing --grid" 2 solve --kernel jacobi
 check too-few-points 2 "each needs >= 1 point" 2 "${S[@]}" --grid 1x1x1
 check unknown-kernel 2 "valid: jacobi, rbgs, spmv, cg" 2 solve --kernel heat --grid 8^3
 check unknown-scheme 2 "valid: masteronly, masteronly-threaded, funneled, multiple, multiple-own, adaptive" 2 "${S[@]}" --grid 8^3 --scheme hybrid
-check negative-iters 2 "--iters must be >= 0" 2 solve --kernel jacobi --grid 8^3 --iters -1
-check zero-threads 2 "--threads must be between 1 and 1024" 2 "${S[@]}" --grid 8^3 --threads 0
+check negative-iters 2 "--iters -1 is out of range: accepted 0 .. 1073741824 iterations" 2 solve --kernel jacobi --grid 8^3 --iters -1
+check zero-threads 2 "--threads 0 is out of range: accepted 1 .. 1024 threads" 2 "${S[@]}" --grid 8^3 --threads 0
 check reserved-too-many 2 "1 <= m < threads" 2 "${S[@]}" --grid 8^3 --scheme multiple --threads 2 --reserved 2
 check reserved-not-taken 2 "takes no --reserved" 2 "${S[@]}" --grid 8^3 --scheme funneled --threads 2 --reserved 1
 check funneled-one-thread 2 "needs at least 2 threads" 2 "${S[@]}" --grid 8^3 --scheme funneled --threads 1
@@ -38,8 +38,8 @@ check unknown-command 2 "unknown command 'run'" 2 run --kernel jacobi
 check no-command 2 "no command given" 2
 check thread-level 2 "needs MPI_THREAD_MULTIPLE, but the MPI library provided MPI_THREAD_FUNNELED" 2 \
   "${S[@]}" --grid 8^3 --scheme multiple --threads 2 --thread-level funneled
-check all-at-once 2 "--iters must be >= 0" 2 solve --kernel jacobi --grid 8^3 --iters -3 --threads 0 --scheme nope
-grep -qF -- "--threads must be between" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
+check all-at-once 2 "--iters -3 is out of range" 2 solve --kernel jacobi --grid 8^3 --iters -3 --threads 0 --scheme nope
+grep -qF -- "--threads 0 is out of range" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
   fail "all-at-once: not every problem reported"
 check bad-format 2 "--format 'dense'" 2 solve --kernel spmv --grid 8^3 --format dense
 check value-missing 2 "--iters needs a value" 2 solve --kernel jacobi --grid 8^3 --iters

@@ -31,6 +31,7 @@ struct BenchOption {
   std::string default_text;  // "8MB"
   // Parses `text`; on failure returns the message (naming the option), else "".
   std::function<std::string(const std::string& text, std::vector<long long>& out)> parse;
+  bool bytes = false;        // takes byte counts (the help's note on size suffixes)
 };
 
 // Checked option kinds (the parsers of options.hpp behind them).
@@ -96,6 +97,9 @@ struct Benchmark {
   int min_ranks = 1;
   int min_nodes = 1;
   int thread_level = MPI_THREAD_FUNNELED;
+  // Whether it runs threads (--threads applies; notes then say how it uses
+  // them); the others run one thread per rank and refuse --threads.
+  bool uses_threads = false;
   // Problems with its option values on this run shape (beyond ranks, nodes
   // and thread level, which the driver checks). Pure, no MPI; may be empty.
   std::function<std::vector<std::string>(const BenchArgs&, const RunShape&)> check;
@@ -145,6 +149,9 @@ nlohmann::json lmax_summary(double at_lmax_MBps, int ranks, long long lmax,
 // ratio): at least 2 ranks on at least 2 nodes.
 Benchmark sizes_benchmark(std::string name, std::string description, std::string sizes_help,
                           std::string sizes_default, BenchRun run);
+std::vector<std::string> check_sizes_memory(const BenchArgs& args, const RunShape& shape,
+                                            const std::function<double(double, int)>& per_rank,
+                                            const std::function<double(double, int)>& message);
 
 // The 21 message lengths of b_eff: 1 B .. 4 kB by powers of two (13), then 8
 // geometric steps from 4 kB to lmax (the last is lmax exactly).

@@ -127,29 +127,37 @@ std::string parse_list(const std::string& name, const std::string& text, std::ve
 }
 
 std::string range_text(long long lo, long long hi) {
-  return "between " + std::to_string(lo) + " and " + std::to_string(hi);
+  return std::to_string(lo) + " .. " + std::to_string(hi);
 }
+
+constexpr const char* kByteRange = "accepted 1 byte .. 1GiB (1073741824 bytes)";
 
 }  // namespace
 
 BenchOption bytes_option(std::string name, std::string help, std::string default_text) {
-  BenchOption o{name, "BYTES", std::move(help), std::move(default_text), nullptr};
+  BenchOption o{name, "BYTES", std::move(help), std::move(default_text), nullptr, true};
   o.parse = [name](const std::string& text, std::vector<long long>& out) -> std::string {
     long long v = 0;
-    if (!cli::parse_bytes(text, v))
-      return name + " '" + text + "': expected a byte count such as 65536, 64kB or 8MB";
-    out = {v};
-    return "";
+    switch (cli::parse_bytes_checked(text, v)) {
+      case cli::ByteParse::Ok: out = {v}; return "";
+      case cli::ByteParse::OutOfRange: return name + " " + text + " is out of range: " + kByteRange;
+      case cli::ByteParse::Malformed: break;
+    }
+    return name + " '" + text + "': expected a byte count such as 65536, 64kB or 8MB (" + kByteRange + ")";
   };
   return o;
 }
 
 BenchOption bytes_list_option(std::string name, std::string help, std::string default_text) {
-  BenchOption o{name, "LIST", std::move(help), std::move(default_text), nullptr};
+  BenchOption o{name, "LIST", std::move(help), std::move(default_text), nullptr, true};
   o.parse = [name](const std::string& text, std::vector<long long>& out) {
     return parse_list(name, text, out, [](const std::string& item, long long& v, std::string& why) {
-      why = "is not a byte count such as 2MB";
-      return cli::parse_bytes(item, v);
+      switch (cli::parse_bytes_checked(item, v)) {
+        case cli::ByteParse::Ok: return true;
+        case cli::ByteParse::OutOfRange: why = std::string("is out of range: ") + kByteRange; break;
+        case cli::ByteParse::Malformed: why = "is not a byte count such as 2MB"; break;
+      }
+      return false;
     });
   };
   return o;
@@ -160,8 +168,7 @@ BenchOption int_option(std::string name, std::string meta, std::string help, std
   BenchOption o{name, std::move(meta), std::move(help), std::move(default_text), nullptr};
   o.parse = [name, lo, hi](const std::string& text, std::vector<long long>& out) -> std::string {
     long long v = 0;
-    if (!cli::parse_int(text, lo, hi, v))
-      return name + " '" + text + "': expected an integer " + range_text(lo, hi);
+    if (!cli::parse_int(text, lo, hi, v)) return cli::int_range_message(name, text, lo, hi, "");
     out = {v};
     return "";
   };
@@ -173,8 +180,10 @@ BenchOption int_list_option(std::string name, std::string help, std::string defa
   BenchOption o{name, "LIST", std::move(help), std::move(default_text), nullptr};
   o.parse = [name, lo, hi](const std::string& text, std::vector<long long>& out) {
     return parse_list(name, text, out, [lo, hi](const std::string& item, long long& v, std::string& why) {
-      why = "is not an integer " + range_text(lo, hi);
-      return cli::parse_int(item, lo, hi, v);
+      if (cli::parse_int(item, lo, hi, v)) return true;
+      why = std::string(cli::looks_like_integer(item) ? "is out of range" : "is not an integer") +
+            ": accepted " + range_text(lo, hi);
+      return false;
     });
   };
   return o;
@@ -274,6 +283,37 @@ nlohmann::json lmax_summary(double at_lmax_MBps, int ranks, long long lmax,
           {"lengths", lengths}};
 }
 
+// The memory a --sizes benchmark allocates, checked before anything is:
+// `per_rank(S, c)` bytes on each rank for the largest size S with c ranks per
+// node, at most half the node's memory over the node's ranks; its largest
+// message `message(S, c)` must fit MPI's int counts.
+std::vector<std::string> check_sizes_memory(const BenchArgs& args, const RunShape& s,
+                                            const std::function<double(double, int)>& per_rank,
+                                            const std::function<double(double, int)>& message) {
+  std::vector<std::string> e;
+  const auto& sizes = args.list("--sizes");
+  if (sizes.empty()) return e;
+  const double smax = static_cast<double>(*std::max_element(sizes.begin(), sizes.end()));
+  int c = 1;
+  if (s.ranks_per_node > 0)
+    c = s.ranks_per_node;
+  else if (s.real_nodes)
+    for (int n : s.real_nodes->ranks_per_node) c = std::max(c, n);
+  int per_node = c;  // ranks sharing a real node's memory
+  if (s.real_nodes)
+    for (int n : s.real_nodes->ranks_per_node) per_node = std::max(per_node, n);
+  const double need = per_rank(smax, c) * per_node;
+  if (s.node_memory_bytes > 0 && need > s.node_memory_bytes / 2)
+    e.push_back("--sizes up to " + std::to_string(static_cast<long long>(smax)) + " bytes needs about " +
+                std::to_string(static_cast<long long>(need / 1e6)) + " MB of buffers per node, more than half the node's " +
+                std::to_string(static_cast<long long>(s.node_memory_bytes / 1e6)) + " MB");
+  else if (message(smax, c) > std::numeric_limits<int>::max())
+    e.push_back("--sizes up to " + std::to_string(static_cast<long long>(smax)) + " bytes makes a message of " +
+                std::to_string(static_cast<long long>(message(smax, c))) + " bytes with " + std::to_string(c) +
+                " ranks per node, more than MPI's int counts hold");
+  return e;
+}
+
 Benchmark sizes_benchmark(std::string name, std::string description, std::string sizes_help,
                           std::string sizes_default, BenchRun run) {
   Benchmark b;
@@ -338,15 +378,16 @@ int run_benchmark(BenchContext& ctx, int requested_level, const std::string& jso
   HYMPI_CHECK_MPI(MPI_Comm_size(ctx.comm, &ctx.size));
   ctx.nodes = discover_nodes(ctx.comm, ctx.ranks_per_node, ctx.rank_order);
   omp_set_num_threads(ctx.threads);
-  ctx.out = ctx.rank == 0 ? &std::cout : nullptr;
+  // With --json - the document is standard output; the table goes to stderr.
+  ctx.out = ctx.rank != 0 ? nullptr : json_path == "-" ? &std::cerr : &std::cout;
   nlohmann::json context;
   if (!json_path.empty())
     context = cli::make_context(ctx.comm, requested_level, ctx.provided, ctx.threads, ctx.nodes,
                                 command_line);
   if (ctx.out)
     *ctx.out << "# hympi bench " << b->name << ": " << b->description << "\n# " << ctx.size
-             << " ranks on " << nodes_word(ctx.nodes) << ", " << ctx.threads
-             << " threads per rank, repeat " << ctx.opt.repeat
+             << " ranks on " << nodes_word(ctx.nodes) << ", " << cli::plural(ctx.threads, "thread")
+             << " per rank, repeat " << ctx.opt.repeat
              << " (after 1 warm-up); time = max over ranks; units: bytes, MB = 10^6 B, s\n";
   BenchResult result = b->run(ctx);
   std::vector<nlohmann::json>& records = result.records;

@@ -86,9 +86,14 @@ BenchResult run_internode(BenchContext& ctx) {
 }  // namespace
 
 Benchmark internode_benchmark() {
-  return sizes_benchmark("internode",
-                         "inter-node bandwidth per node with k = 1..c communicating ranks per node",
-                         "message sizes, comma-separated", "2MB,16MB", run_internode);
+  Benchmark b = sizes_benchmark("internode",
+                                "inter-node bandwidth per node with k = 1..c communicating ranks per node",
+                                "message sizes, comma-separated", "2MB,16MB", run_internode);
+  b.check = [](const BenchArgs& args, const RunShape& shape) {  // a send and a receive buffer of S
+    return check_sizes_memory(args, shape, [](double S, int) { return 2.0 * S; },
+                              [](double S, int) { return S; });
+  };
+  return b;
 }
 
 }  // namespace hympi::bench

@@ -162,6 +162,7 @@ Benchmark overlap_benchmark() {
   b.options = {int_option("--plane", "N", "NX = NY", "24", 1, 1 << 20),
                int_list_option("--nk-loc", "local depths, comma-separated", "1,2,4,8,16", 1, 1 << 20),
                int_option("--iters", "T", "spmv iterations per run", "10", 1, 1LL << 30)};
+  b.uses_threads = true;
   b.notes = "  --threads N           threads per rank, n >= 2 (multiple runs m = 1..n-1)\n";
   b.min_ranks = 1;
   b.thread_level = compared_thread_level();

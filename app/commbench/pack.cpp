@@ -235,6 +235,7 @@ Benchmark pack_benchmark() {
   b.name = "pack";
   b.description = "halo exchange: thread-parallel packing vs MPI subarray datatypes";
   b.options = {int_list_option("--faces", "face edge lengths n (n x n faces), comma-separated", "16,32,64", 1, 4096)};
+  b.uses_threads = true;
   b.notes = "  --threads N           packing threads 1..N\n";
   b.min_ranks = 1;
   b.run = run_pack;

@@ -85,8 +85,14 @@ BenchResult run_ratio(BenchContext& ctx) {
 }  // namespace
 
 Benchmark ratio_benchmark() {
-  return sizes_benchmark("ratio", "T_hybrid / T_pure: masteronly aggregate vs pure MPI, orthogonal pattern",
-                         "pure-MPI message sizes, comma-separated", "1kB,10kB,100kB,1MB", run_ratio);
+  Benchmark b = sizes_benchmark("ratio", "T_hybrid / T_pure: masteronly aggregate vs pure MPI, orthogonal pattern",
+                                "pure-MPI message sizes, comma-separated", "1kB,10kB,100kB,1MB", run_ratio);
+  // Send and receive buffers of 2 c L each; the master's message is c L.
+  b.check = [](const BenchArgs& args, const RunShape& shape) {
+    return check_sizes_memory(args, shape, [](double L, int c) { return 4.0 * c * L; },
+                              [](double L, int c) { return 2.0 * c * L; });
+  };
+  return b;
 }
 
 }  // namespace hympi::bench

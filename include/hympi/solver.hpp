@@ -55,6 +55,7 @@ struct SolveResult {
   NodeMap nodes;
   int iterations = 0;        // iterations done (cg: until converged)
   double residual = 0;       // cg: final relative residual
+  bool converged = true;     // cg: residual < tol (false: stopped at max_iters)
   double checksum = 0, l2 = 0;
   Stats time_s;
   double mlups = 0;

@@ -599,6 +599,15 @@ def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_
     return outcome
 
 
+# hympi's own exit codes (README, "Exit codes"), named in a failed run's reason.
+HYMPI_EXIT_CODES = {
+    1: "the run failed",
+    2: "bad input",
+    3: "cg did not converge within --max-iters",
+    4: "a result file could not be written",
+}
+
+
 def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
          timeout_s: float) -> RunOutcome:
     log_path = outdir / RAW / f"{point.key}.log"
@@ -623,7 +632,9 @@ def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
         return RunOutcome("failed", code, True, wall, tail, [],
                           f"exceeded the per-run limit of {timeout_s:g} s")
     if code != 0:
-        return RunOutcome("failed", code, False, wall, tail, [], f"exit code {code}")
+        why = HYMPI_EXIT_CODES.get(code, "") if not point.app else ""
+        return RunOutcome("failed", code, False, wall, tail, [],
+                          f"exit code {code}" + (f" ({why})" if why else ""))
     if point.app and not (outdir / RAW / point.json_name).exists():
         return RunOutcome("failed", code, False, wall, tail, [],
                           "the app wrote no report: call hympi_report_json (C, Fortran) or "

@@ -1,0 +1,26 @@
+// Writing a result file so that it is either complete or not there: the rule
+// every hympi output follows (the CLI's --json/--trace, Domain::write_report).
+#pragma once
+
+#include <string>
+
+namespace hympi {
+
+// Writes `text` to `path`. "-" is standard output. A symbolic link is
+// followed (the file it names is written, the link stays). The text goes to a
+// temporary file beside the target, is flushed to disk (fsync) and renamed
+// over the target, so a failed write (full disk, no permission) never leaves
+// a partial or empty file and never destroys an earlier good one.
+// Returns "" on success, else one line: "cannot write PATH: <OS reason>".
+std::string write_text_file(const std::string& path, const std::string& text);
+
+// The file `path` names once symbolic links are followed (also when the last
+// link dangles: then the file it would create); `path` itself otherwise.
+std::string resolve_links(std::string path);
+
+// Whether write_text_file(path) can be expected to succeed, checked before a
+// run, creating and changing nothing: the target file is writable, or it is
+// absent and its directory is writable. "" or the reason.
+std::string check_writable_path(const std::string& path);
+
+}  // namespace hympi

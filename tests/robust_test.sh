@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Issue 9's classes of bad input and faults, at 2 and 4 ranks: every bad input
+# exits 2 with one message on rank 0 (never a crash, a hang or a silent pass);
+# a run that failed says so in its exit code; result files are complete or
+# absent, an earlier one survives a failed write, '-' is stdout and a link is
+# followed; an oversubscribed run is flagged; a rank killed mid-run ends the
+# job promptly.
+#   usage: robust_test.sh HYMPI MPIEXEC "PREFLAGS"   (PREFLAGS ;-separated, as CMake passes lists)
+set -u
+hympi=$1
+mpiexec=$2
+IFS=';' read -r -a preflags <<< "${3:-}"
+tmp=$(mktemp -d)
+mnt=""
+cleanup() {
+  [ -n "$mnt" ] && umount "$mnt" 2> /dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+
+# Output that must not be in $out.
+lacks() {  # lacks NAME TEXT
+  grep -qF -- "$2" <<< "$out" && fail "$1: output has '$2'"
+}
+
+J=(solve --kernel jacobi --grid 8^3 --iters 2)
+# Each class at 2 and 4 ranks (the full message catalogue and the fuzz are
+# unit tests, tests/test_options.cpp: no MPI needed to check a message).
+for np in 2 4; do
+  # 1. Memory checks cover every size, defaults included, before allocating.
+  check "$np-overlap-default-nk" 2 "overlap at --nk-loc 16: the grid needs about" "$np" \
+    bench overlap --threads 2 --plane 1048576
+  check "$np-grid-overflow" 2 "needs about 1.98e+22 MB per node" "$np" \
+    solve --kernel jacobi --grid 1073741824^3
+  check "$np-ratio-int-count" 2 "--sizes up to 1073741824 bytes" "$np" \
+    bench ratio --sizes 1GiB --ranks-per-node $((np / 2))
+  # 2. Options that do not apply, and a solver that did not converge.
+  check "$np-tol-jacobi" 2 "--tol does not apply to jacobi" "$np" "${J[@]}" --tol 1e-3
+  check "$np-threads-beff" 2 "--threads does not apply to benchmark 'beff'" "$np" bench beff --threads 2
+  check "$np-cg-not-converged" 3 "cg did not converge" "$np" \
+    solve --kernel cg --grid 8^3 --max-iters 3 --json "$tmp/cg$np.json"
+  grep -q "converged  NO" <<< "$out" || fail "$np-cg-not-converged: the table does not say so"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; assert r["converged"] is False and r["iterations"] == 3' \
+    "$tmp/cg$np.json" || fail "$np-cg-not-converged: JSON lacks \"converged\": false"
+  # 3. Messages that say what is wrong: 64-bit parsing, ranges with units.
+  check "$np-iters-huge" 2 "--iters 99999999999 is out of range: accepted 0 .. 1073741824 iterations" "$np" \
+    solve --kernel jacobi --grid 8^3 --iters 99999999999
+  check "$np-lmax-too-large" 2 "--lmax 3GB is out of range: accepted 1 byte .. 1GiB" "$np" bench beff --lmax 3GB
+  check "$np-bogus-flag" 2 "unknown option '--bogus-flag'" "$np" "${J[@]}" --bogus-flag 3
+  lacks "$np-bogus-flag" "unknown option '3'"
+  check "$np-proc-grid" 2 "--proc-grid '1x2': expected three process counts PXxPYxPZ or P^3" "$np" \
+    "${J[@]}" --proc-grid 1x2
+  # 6. --version.
+  check "$np-version" 0 "hympi 0." "$np" --version
+done
+check cg-converged 0 "converged  yes" 2 solve --kernel cg --grid 8^3 --json "$tmp/cgok.json"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["results"][0]["converged"] is True' \
+  "$tmp/cgok.json" || fail "cg-converged: JSON lacks \"converged\": true"
+
+# 6. Singular nouns.
+check singular 0 "(1 repetition)" 2 "${J[@]}" --threads 1
+grep -qF "2 ranks x 1 thread;" <<< "$out" || fail "singular: no '2 ranks x 1 thread;'"
+
+# 5 (native side). An oversubscribed run says so on stderr and in its context.
+cpus=$(nproc)
+check oversubscription 0 "checksum" 2 solve --kernel jacobi --grid 8^3 --scheme funneled --threads 3 \
+  --json "$tmp/over.json"
+over=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["oversubscribed"])' "$tmp/over.json")
+if [ $((2 * 3)) -gt "$cpus" ]; then
+  grep -qF "hympi: warning: oversubscribed: 6 threads share" <<< "$out" || fail "oversubscription: no warning"
+  [ "$over" = True ] || fail "oversubscription: context says $over"
+else
+  lacks oversubscription "oversubscribed"
+  [ "$over" = False ] || fail "oversubscription: context says $over on $cpus CPUs"
+fi
+
+# 4. Result files: '-' is stdout (only the document there), a link is
+# followed, and a failed write keeps the earlier file and leaves no partial one.
+json_only() {  # json_only NAME ARGS...: stdout is one JSON document
+  local name=$1
+  shift
+  if ! timeout 60 "$mpiexec" -n 2 "${preflags[@]}" "$hympi" "$@" 2> "$tmp/stderr" > "$tmp/stdout"; then
+    fail "$name: exit code $? ($(head -c 300 "$tmp/stderr"))"
+  elif ! python3 -c 'import json,sys; assert "context" in json.load(open(sys.argv[1]))' "$tmp/stdout"; then
+    fail "$name: stdout is not one JSON document: $(head -c 300 "$tmp/stdout")"
+  else
+    passed=$((passed + 1))
+  fi
+}
+json_only stdout-solve "${J[@]}" --json -
+json_only stdout-bench bench beff --lmax 4KiB --repeat 1 --json -
+json_only stdout-info info --json -
+mkdir -p "$tmp/real"
+ln -s "$tmp/real/target.json" "$tmp/link.json"
+check symlink 0 "checksum" 2 "${J[@]}" --json "$tmp/link.json"
+[ -L "$tmp/link.json" ] || fail "symlink: the link was replaced"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/real/target.json" 2> /dev/null ||
+  fail "symlink: the link's target holds no JSON document"
+
+# A full disk: a small tmpfs, filled (needs root; skipped with the reason).
+if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/full" && mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2> /dev/null; then
+  mnt="$tmp/full"
+  for what in solve bench info trace; do
+    echo '{"earlier": true}' > "$mnt/$what.json"
+  done
+  dd if=/dev/zero of="$mnt/filler" bs=4k count=64 2> /dev/null
+  check full-solve 4 "cannot write $mnt/solve.json: No space left on device" 2 "${J[@]}" --json "$mnt/solve.json"
+  check full-solve-4-ranks 4 "cannot write $mnt/solve.json: No space left on device" 4 "${J[@]}" \
+    --json "$mnt/solve.json"
+  check full-bench 4 "cannot write $mnt/bench.json: No space left on device" 2 \
+    bench beff --lmax 4KiB --repeat 1 --json "$mnt/bench.json"
+  check full-info 4 "cannot write $mnt/info.json: No space left on device" 2 info --json "$mnt/info.json"
+  check full-trace 4 "cannot write $mnt/trace.json: No space left on device" 2 "${J[@]}" \
+    --json "$tmp/ok.json" --trace "$mnt/trace.json"
+  for what in solve bench info trace; do
+    grep -q earlier "$mnt/$what.json" || fail "full-$what: the earlier file was not kept"
+  done
+  left=$(find "$mnt" -name '*.tmp*' -o -empty -type f | head -3)
+  [ -z "$left" ] || fail "full disk: left behind: $left"
+  lacks full-trace "MPI_ABORT"
+  umount "$mnt" && mnt=""
+else
+  echo "SKIP full-disk: needs root and a tmpfs mount (uid $(id -u))"
+fi
+left=$(find "$tmp" -name '*.tmp*' | head -3)
+[ -z "$left" ] || fail "left behind: $left"
+
+# Faults: a rank SIGKILLed mid-run ends the job within seconds, for solve and
+# every benchmark (runs far longer than the test if nothing stopped them).
+kill_mid_run() {  # kill_mid_run NAME ARGS...
+  local name=$1 tag="$tmp/kill-$1.json" pid victim start
+  shift
+  setsid "$mpiexec" -n 2 "${preflags[@]}" "$hympi" "$@" --json "$tag" > "$tmp/kill.log" 2>&1 &
+  pid=$!
+  victim=""
+  for _ in $(seq 1 100); do  # up to 10 s for the ranks to start
+    victim=$(pgrep -f -- "$tag" | while read -r p; do
+      [ "$(cat /proc/"$p"/comm 2> /dev/null)" = hympi ] && echo "$p"; done | tail -1)
+    [ -n "$victim" ] && break
+    sleep 0.1
+  done
+  if [ -z "$victim" ]; then
+    fail "kill-$name: no rank found to kill"
+    kill -9 -- -"$pid" 2> /dev/null
+    return
+  fi
+  sleep 1.5
+  kill -9 "$victim"
+  start=$SECONDS
+  for _ in $(seq 1 300); do
+    kill -0 "$pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2> /dev/null; then
+    fail "kill-$name: the job still runs 30 s after a rank was killed"
+    kill -9 -- -"$pid" 2> /dev/null
+  fi
+  wait "$pid"
+  local code=$?
+  if [ "$code" = 0 ] || [ "$code" = 2 ]; then
+    fail "kill-$name: exit code $code after a rank was killed: $(grep -m1 'hympi: error' "$tmp/kill.log")"
+  else
+    passed=$((passed + 1))
+    echo "kill-$name: ended $((SECONDS - start)) s after the kill, exit code $code"
+  fi
+}
+kill_mid_run solve solve --kernel jacobi --grid 64^3 --iters 1000000
+kill_mid_run beff bench beff --lmax 64kB --repeat 100000
+kill_mid_run cyclic3d bench cyclic3d --lmax 64kB --repeat 100000
+kill_mid_run internode bench internode --ranks-per-node 1 --sizes 1MB --repeat 100000
+kill_mid_run ratio bench ratio --ranks-per-node 1 --sizes 1MB --repeat 100000
+kill_mid_run pack bench pack --faces 512 --repeat 100000
+kill_mid_run overlap bench overlap --threads 2 --plane 24 --nk-loc 4 --iters 100000
+
+echo "robust_test: $("$mpiexec" --version 2>&1 | head -1)"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
