@@ -269,6 +269,12 @@ def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
         # at least 2 threads so that the overlap schemes can run.
         per_rank = cores_per_node // max(1, min(machine.numa_domains, cores_per_node))
         threads = max(2, per_rank)
+        # The study needs 2 ranks: on one node with one NUMA domain (or too
+        # few), split the node's cores between them rather than run twice
+        # as many threads as cores (seen on a 16-core, 1-domain machine:
+        # 2 x 16 threads on 16 cores, and no recommendation).
+        if not ranks and nodes * (cores_per_node // threads) < 2:
+            threads = max(2, cores_per_node * nodes // 2 // max(1, nodes))
     if not ranks:
         ranks = max(2, nodes * max(1, cores_per_node // threads))
     if ranks < 2:

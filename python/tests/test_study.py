@@ -401,3 +401,17 @@ def test_a_full_disk_stops_cleanly_and_keeps_whole_points(tmp_path):
         assert not list(mnt.rglob("*.tmp"))
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+@pytest.mark.parametrize("cores,numa,expected", [
+    (16, 1, (2, 8)),    # one NUMA domain: the cores split between the 2 ranks, not 2 x 16
+    (16, 2, (2, 8)),    # one rank per NUMA domain
+    (32, 4, (4, 8)),
+    (2, 1, (2, 2)),     # too few cores for 2 ranks x 2 threads: oversubscribed, and said so
+    (6, 1, (2, 3)),
+])
+def test_default_layout_fits_the_cores(cores: int, numa: int, expected: tuple[int, int]) -> None:
+    machine = study.Machine("host", cores, numa, {}, 8 << 30, None, "test")
+    setting = study.resolve_setting(study.StudyOptions(), machine)
+    assert (setting.ranks, setting.threads) == expected
+    assert setting.oversubscribed == (expected[0] * expected[1] > cores)
