@@ -37,11 +37,12 @@ ThreadPlacement gather_thread_placement(MPI_Comm comm, int threads) {
   HYMPI_CHECK_MPI(MPI_Comm_rank(comm, &rank));
   std::vector<int> cpu(threads, -1);
   std::vector<char> aff(static_cast<std::size_t>(threads) * kAffinityChars, '\0');
+  std::vector<cpu_set_t> masks(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
     cpu[t] = sched_getcpu();
-    cpu_set_t set;
+    cpu_set_t& set = masks[t];
     CPU_ZERO(&set);
     std::string s = sched_getaffinity(0, sizeof(set), &set) == 0 ? cpu_list(set) : "?";
     s = s.substr(0, kAffinityChars - 1);
@@ -56,9 +57,11 @@ ThreadPlacement gather_thread_placement(MPI_Comm comm, int threads) {
   // threads of all its ranks against the CPUs in the union of their masks.
   MPI_Comm host = MPI_COMM_NULL;
   HYMPI_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
+  // Every thread's mask counts: with OMP_PROC_BIND each thread holds one
+  // CPU, and the master's mask alone would undercount the rank's CPUs.
   cpu_set_t mine;
   CPU_ZERO(&mine);
-  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) CPU_ZERO(&mine);
+  for (const cpu_set_t& m : masks) CPU_OR(&mine, &mine, &m);
   cpu_set_t shared;
   CPU_ZERO(&shared);
   int host_threads = 0;

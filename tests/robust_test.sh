@@ -75,6 +75,14 @@ else
   [ "$over" = False ] || fail "oversubscription: context says $over on $cpus CPUs"
 fi
 
+# Threads pinned one CPU each (OMP_PLACES): the rank's CPUs are the union of
+# its threads' masks, not the master's one CPU (a false alarm seen on 16 cores).
+if [ "$cpus" -ge 2 ]; then
+  OMP_PROC_BIND=close OMP_PLACES=cores check pinned-not-oversubscribed 0 "checksum" 1 \
+    solve --kernel jacobi --grid 8^3 --scheme funneled --threads 2
+  lacks pinned-not-oversubscribed "oversubscribed"
+fi
+
 # 4. Result files: '-' is stdout (only the document there), a link is
 # followed, and a failed write keeps the earlier file and leaves no partial one.
 json_only() {  # json_only NAME ARGS...: stdout is one JSON document
