@@ -134,6 +134,33 @@ fi
 left=$(find "$tmp" -name '*.tmp*' | head -3)
 [ -z "$left" ] || fail "left behind: $left"
 
+# A sample of the fuzz through mpirun (the full fuzz, 20000 command lines, is
+# in-process: tests/test_options.cpp): random options and values, exit 0, 2
+# or 3 only, within the time limit, and each problem on one line.
+RANDOM=20261124
+pushd "$tmp" > /dev/null  # a random --json PATH lands here
+names=(--kernel --grid --iters --threads --scheme --format --tol --max-iters --repeat --json --proc-grid
+       --ranks-per-node --rank-order --periodic --bogus "" --lmax)
+values=(jacobi cg spmv 8^3 6x5x4 0 -1 2 99999999999 1e-3 2GB crs funneled "" "８" - x 1x2 round-robin)
+for i in $(seq 1 12); do
+  args=(solve)
+  [ $((RANDOM % 3)) = 0 ] && args=(bench beff)
+  for _ in 1 2 3 4; do
+    args+=("${names[RANDOM % ${#names[@]}]}" "${values[RANDOM % ${#values[@]}]}")
+  done
+  run 2 "${args[@]}"
+  case $rc in
+    0 | 2 | 3) passed=$((passed + 1)) ;;
+    *) fail "fuzz-$i: exit code $rc for: hympi ${args[*]}" ;;
+  esac
+  if [ "$rc" = 2 ] && grep -q "hympi: errors:" <<< "$out"; then
+    # Several problems: one "  - " line each, nothing else between them.
+    bad=$(sed -n '/hympi: errors:/,/^[^ ]/p' <<< "$out" | grep -vc "^  - \|hympi: errors:\|^---\|^$")
+    [ "$bad" -le 1 ] || fail "fuzz-$i: a problem over several lines: hympi ${args[*]}"
+  fi
+done
+popd > /dev/null
+
 # Faults: a rank SIGKILLed mid-run ends the job within seconds, for solve and
 # every benchmark (runs far longer than the test if nothing stopped them).
 kill_mid_run() {  # kill_mid_run NAME ARGS...
