@@ -42,6 +42,7 @@ check all-at-once 2 "--iters must be >= 0" 2 solve --kernel jacobi --grid 8^3 --
 grep -qF -- "--threads must be between" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
   fail "all-at-once: not every problem reported"
 check bad-format 2 "--format 'dense'" 2 solve --kernel spmv --grid 8^3 --format dense
+check sell-on-jacobi 2 '--format sell applies only to: spmv, cg' 2 solve --kernel jacobi --grid 8^3 --format sell
 check value-missing 2 "--iters needs a value" 2 solve --kernel jacobi --grid 8^3 --iters
 
 check main-help 0 "usage: hympi <command>" 2 --help

@@ -41,6 +41,7 @@ TEST(Registry, KernelsDeclareTheirCosts) {
     EXPECT_TRUE(k.supports(MatrixFormat::Stencil)) << k.name;
     if (k.supports(MatrixFormat::Crs)) {
       EXPECT_EQ(k.bytes_per_point_crs, k.bytes_per_point + kCrsMatrixBytesPerPoint) << k.name;
+      EXPECT_EQ(k.bytes_per_point_sell, k.bytes_per_point + kSellMatrixBytesPerPoint) << k.name;
     }
     EXPECT_EQ(k.periodic == PeriodicRule::Allowed, k.periodic_why.empty()) << k.name;
   }

@@ -22,9 +22,9 @@ struct CgState {
     detail::fill_value(p, kRhs);
   }
   // q = A p through the scheme (exchanging p's halo); returns the global p.q.
-  double apply_a(const CrsMatrix* crs) {
+  double apply_a(const StoredMatrix& m) {
     return domain.sweep_sum({&p}, [&](const Box& box, int) {
-      return operator_apply_box(crs, p, q, box, 1.0);
+      return operator_apply_box(m, p, q, box, 1.0);
     });
   }
   Domain& domain;
@@ -43,6 +43,7 @@ class Cg final : public Kernel {
       // Arrays streamed: apply A (2) + x, r update (5) + p update (3).
       k.bytes_per_point = (2 + 5 + 3) * sizeof(double);
       k.bytes_per_point_crs = k.bytes_per_point + kCrsMatrixBytesPerPoint;
+      k.bytes_per_point_sell = k.bytes_per_point + kSellMatrixBytesPerPoint;
       k.fields = 4;
       k.converges = true;
       k.periodic = PeriodicRule::Forbidden;
@@ -61,7 +62,7 @@ class Cg final : public Kernel {
     double rel = rr0 > 0 ? 1.0 : 0.0;
     int it = 0;
     while (it < run.cfg.max_iters && rel >= run.cfg.tol) {
-      const double alpha = rr / s.apply_a(run.crs);
+      const double alpha = rr / s.apply_a(run.matrix);
       const double rr_new = domain.for_each_sum(
           [&](const Box& b, int) { return axpy_pair_box(s.x, s.r, s.p, s.q, alpha, b); });
       ++it;
