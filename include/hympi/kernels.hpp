@@ -184,6 +184,16 @@ double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double 
                      const Box& box);  // x += a p; r -= a q; returns r.r
 void xpay_box(Field& p, const Field& r, double beta, const Box& box);  // p = r + b p
 double dot_box(const Field& a, const Field& b, const Box& box);
+// Fused CG steps (cg.cpp): the same arithmetic as the steps above, in fewer
+// sweeps over memory.
+double r_update_box(Field& r, const Field& q, double alpha, const Box& box);  // r -= a q; r.r
+// x += a p, then p = r + b p: x's update deferred to the sweep that reads p anyway.
+void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box);
+// Matrix-free: p.(A p) without storing A p, and r -= a (A p) recomputing A p
+// from p (halo still valid) with the very operations of stencil_apply_box
+// (scale 1), so r is what it would be from a stored q, to the last bit.
+double stencil_dot_box(const Field& p, const Box& box);
+double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box);
 
 // ---- Serial references on the whole global grid: plain loops, frozen. ----
 struct ReferenceProblem {

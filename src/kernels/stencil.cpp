@@ -295,6 +295,76 @@ void xpay_box(Field& p, const Field& r, double beta, const Box& box) {
     }
 }
 
+double r_update_box(Field& r, const Field& q, double alpha, const Box& box) {
+  double rr = 0.0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = r.index(box.lo[0], j, k);
+      double* __restrict rs = r.data() + base;
+      const double* __restrict qs = q.data() + base;
+#pragma omp simd reduction(+ : rr)
+      for (int i = 0; i < box.extent(0); ++i) {
+        rs[i] -= alpha * qs[i];
+        rr += rs[i] * rs[i];
+      }
+    }
+  return rr;
+}
+
+void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box) {
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = x.index(box.lo[0], j, k);
+      double* __restrict xs = x.data() + base;
+      double* __restrict ps = p.data() + base;
+      const double* __restrict rs = r.data() + base;
+#pragma omp simd
+      for (int i = 0; i < box.extent(0); ++i) {
+        xs[i] += alpha * ps[i];
+        ps[i] = rs[i] + beta * ps[i];
+      }
+    }
+}
+
+double stencil_dot_box(const Field& p, const Box& box) {
+  if (box.empty()) return 0.0;
+  const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
+  const int n = box.extent(0);
+  double dot = 0.0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const double* __restrict c = p.data() + p.index(box.lo[0], j, k);
+#pragma omp simd reduction(+ : dot)
+      for (int i = 0; i < n; ++i) {
+        const double v =
+            (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) * 1.0;
+        dot += c[i] * v;
+      }
+    }
+  return dot;
+}
+
+double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box) {
+  if (box.empty()) return 0.0;
+  const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
+  const int n = box.extent(0);
+  double rr = 0.0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = p.index(box.lo[0], j, k);
+      const double* __restrict c = p.data() + base;
+      double* __restrict rs = r.data() + base;
+#pragma omp simd reduction(+ : rr)
+      for (int i = 0; i < n; ++i) {
+        const double q =
+            (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) * 1.0;
+        rs[i] -= alpha * q;
+        rr += rs[i] * rs[i];
+      }
+    }
+  return rr;
+}
+
 double dot_box(const Field& a, const Field& b, const Box& box) {
   double s = 0.0;
   for (int k = box.lo[2]; k < box.hi[2]; ++k)
