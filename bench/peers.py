@@ -68,7 +68,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--mpirun", default="mpirun.openmpi",
                    help="Open MPI's launcher: Debian's PETSc is built on Open MPI")
     p.add_argument("--json", default=None,
-                   help="output document (default bench-peers-<UTC time>.json, never overwritten)")
+                   help="output document (default results/bench-peers-<UTC time>.json)")
     a = p.parse_args(argv)
     bad = [f"--{k.replace('_', '-')} must be >= 1" for k in
            ("spmv_grid", "cg_grid", "iters", "rounds", "repeat", "cg_repeat") if getattr(a, k) < 1]
@@ -108,6 +108,10 @@ class Runner:
                          "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
         self.hympi_context: dict | None = None
         self.commands: dict[str, str] = {}
+        info = json.loads(self.run("info", [args.hympi, "info", "--json"]))
+        spmv = next(k for k in info["kernels"] if k["name"] == "spmv")
+        self.spmv_bytes = {"stencil": spmv["bytes_per_point"], "crs": spmv["bytes_per_point_crs"],
+                           "sell": spmv["bytes_per_point_sell"]}
 
     def launcher(self, ranks: int) -> list[str]:
         cmd = [self.args.mpirun, "-n", str(ranks)]
@@ -243,10 +247,12 @@ def measure(runner: Runner, ranks: int) -> dict:
             out["ratios"][f"{name} vs {peer}"] = {
                 **summarise(per_round), "target": TARGETS.get(name),
                 "met": (statistics.median(per_round) >= TARGETS[name]) if name in TARGETS else None}
-    # The spmv kernels' share of the copy rate, in elements per second (copy
-    # moves 16 B per element: for the matrix-free kernel, one point in, one out).
-    copy = out["cases"]["stream-copy"]["mlups"]
-    out["of_copy_rate"] = {n: out["cases"][n]["mlups"] / copy for n in names if n.startswith("spmv")}
+    # hympi's spmv against the copy bandwidth: MLUP/s x the bytes per point
+    # the kernel declares (hympi info) / copy's bytes per second.
+    copy = out["cases"]["stream-copy"]["bytes_per_s"]["median"]
+    out["of_copy_bandwidth"] = {
+        f"spmv-{f}": out["cases"][f"spmv-{f}"]["mlups"] * 1e6 * runner.spmv_bytes[f] / copy
+        for f in FORMATS}
     return out
 
 
@@ -259,6 +265,8 @@ def table(res: dict, args: argparse.Namespace) -> str:
         t = c["time_s"]
         lines.append(f"  {name:<16} {t['median']:11.5f} {t['min']:11.5f} {t['max']:11.5f} "
                      f"{c['mlups']:10.1f} {c.get('iterations', ''):>6}")
+    lines.append("# spmv x its declared bytes per point / copy bandwidth: " + ", ".join(
+        f"{n} {v:.2f}" for n, v in res["of_copy_bandwidth"].items()))
     lines.append(f"# {'PETSc time / hympi time':<34} {'median':>7} {'min':>7} {'max':>7}  target")
     for name, r in res["ratios"].items():
         tgt = "" if r["target"] is None else f">= {r['target']:.1f} {'met' if r['met'] else 'NOT met'}"
@@ -269,7 +277,8 @@ def table(res: dict, args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started = dt.datetime.now(dt.timezone.utc)
-    path = Path(args.json or f"bench-peers-{started.strftime('%Y%m%dT%H%M%SZ')}.json")
+    path = Path(args.json or ROOT / "results" / f"bench-peers-{started.strftime('%Y%m%dT%H%M%SZ')}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="hympi-peers-") as tmp:
         runner = Runner(args, Path(tmp))
