@@ -6,11 +6,13 @@
 #   make test    every test: C++ against Open MPI and MPICH, the Python package
 #   make build   build/bin/hympi against Open MPI (build-mpich/ for MPICH: make build-mpich)
 #   make bench   speed against the STREAM-copy roofline (bench/README.md)
+#   make bench-peers  hympi against PETSc side by side (installs python3-petsc4py;
+#                RANKS="1 2 4" and PEERS_ARGS="--rounds 5" are passed on)
 #   make tsan    ThreadSanitizer build of the exchange and scheme tests, run
 #   make asan    AddressSanitizer + UBSan build of the tests and hympi, run
 #   make check-all  make test, then make tsan and make asan (too long for CI's 20 minutes)
 #   make demo    every kernel under every scheme, one table (a quick smoke test)
-.PHONY: all deps deps-test build build-mpich python study test test-openmpi test-mpich test-python demo bench tsan asan check-all clean
+.PHONY: all deps deps-test build build-mpich python study test test-openmpi test-mpich test-python demo bench bench-peers tsan asan check-all clean
 
 JOBS ?= 2
 OMPI_FLAGS := -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPI_C_COMPILER=mpicc.openmpi \
@@ -69,6 +71,13 @@ demo: build
 
 bench: build
 	@bash bench/run_roofline.sh
+
+# PETSc (Debian's, through petsc4py and the system python3) is installed
+# only here, never for the tests.
+PEERS_ARGS ?=
+bench-peers: build
+	@bash scripts/install-deps.sh python3-petsc4py
+	@/usr/bin/python3 bench/peers.py $(PEERS_ARGS)
 
 # clang with LLVM's libomp: its Archer tool tells ThreadSanitizer about
 # OpenMP's barriers (GCC's libgomp is invisible to it: false reports).

@@ -239,7 +239,8 @@ std::string solve_help() {
          "  --scheme S            " + scheme_names() + " (default " + SolveConfig{}.scheme->info.name + ")\n"
          "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
          "  --reserved M          communication threads of 'multiple' (1 <= M < N, default 1)\n"
-         "  --format F            stencil | crs: matrix-free or stored matrix (spmv, cg)\n"
+         "  --format F            stencil | crs | sell: matrix-free, or a stored matrix in CRS\n"
+         "                        or SELL-8-1 with 16-bit column offsets (spmv, cg)\n"
          "  --ranks-per-node R    virtual nodes of R ranks (default: real nodes)\n"
          "  --rank-order O        sequential | round-robin: ranks onto virtual nodes\n"
          "  --proc-grid PXxPYxPZ  process grid (default: node-aware choice)\n"
@@ -418,8 +419,10 @@ void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
       s.format = MatrixFormat::Stencil;
     else if (v == "crs")
       s.format = MatrixFormat::Crs;
+    else if (v == "sell")
+      s.format = MatrixFormat::Sell;
     else
-      e.push_back("--format '" + v + "': expected stencil or crs");
+      e.push_back("--format '" + v + "': expected stencil, crs or sell");
   };
   h.with_value["--tol"] = [&](const std::string& v) {
     double x = 0;

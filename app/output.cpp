@@ -48,7 +48,7 @@ nlohmann::json solve_record(const SolveResult& r) {
   nlohmann::json rec = {
       {"kind", "solve"},
       {"kernel", kernel_name(c.kernel)},
-      {"format", c.format == MatrixFormat::Crs ? "crs" : "stencil"},
+      {"format", format_name(c.format)},
       {"scheme", scheme.name},
       {"scheme_class", scheme.seed_class},
       {"pure_mpi", is_pure_mpi(*c.scheme, c.threads)},
@@ -84,7 +84,8 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
   const SolveConfig& c = r.config;
   const SchemeInfo& scheme = c.scheme->info;
   out << "# hympi solve: kernel " << kernel_name(c.kernel)
-      << (c.format == MatrixFormat::Crs ? " (CRS matrix)" : "") << ", scheme " << scheme.name
+      << (c.format == MatrixFormat::Crs ? " (CRS matrix)"
+          : c.format == MatrixFormat::Sell ? " (SELL-8-1 matrix)" : "") << ", scheme " << scheme.name
       << " (seed 001 class " << scheme.seed_class << ")";
   if (is_pure_mpi(*c.scheme, c.threads)) out << " = pure MPI (class 1)";
   out << "\n# " << plural(ranks, "rank") << " x " << plural(c.threads, "thread");
@@ -143,7 +144,8 @@ nlohmann::json info_document(const nlohmann::json& context, int provided) {
                        {"sweeps_per_iteration", k.sweeps_per_iteration},
                        {"flops_per_point", k.flops_per_point},
                        {"bytes_per_point", k.bytes_per_point},
-                       {"bytes_per_point_crs", k.bytes_per_point_crs}});
+                       {"bytes_per_point_crs", k.bytes_per_point_crs},
+                       {"bytes_per_point_sell", k.bytes_per_point_sell}});
   return {{"context", context}, {"schemes", schemes}, {"kernels", kernels}};
 }
 

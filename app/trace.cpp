@@ -9,7 +9,7 @@ nlohmann::json trace_document(const SolveResult& r, const nlohmann::json& contex
   const SolveConfig& c = r.config;
   TraceMeta meta;
   meta.kernel = kernel_name(c.kernel);
-  meta.format = c.format == MatrixFormat::Crs ? "crs" : "stencil";
+  meta.format = format_name(c.format);
   meta.scheme = c.scheme->info.name;
   meta.grid = c.grid;
   meta.threads = c.threads;

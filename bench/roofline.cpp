@@ -1,6 +1,6 @@
 // Kernel speed against the memory-bandwidth roofline, measured in one
 // invocation: STREAM copy (b[i] = a[i], 16 B per element: one read, one
-// write) interleaved with hympi's jacobi and spmv (stencil and CRS) on one
+// write) interleaved with hympi's jacobi and spmv (stencil, CRS, SELL) on one
 // rank, through the library's solve() path. Each round runs every
 // measurement once; the ratios come from the medians over rounds, because
 // the machine is shared and noisy.
@@ -96,16 +96,18 @@ int main(int argc, char** argv) {
       {"jacobi", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point},
       {"spmv-stencil", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point},
       {"spmv-crs", spmv.kind, hympi::MatrixFormat::Crs, spmv.bytes_per_point_crs},
+      {"spmv-sell", spmv.kind, hympi::MatrixFormat::Sell, spmv.bytes_per_point_sell},
   };
+  constexpr int kCases = sizeof(cases) / sizeof(cases[0]);
   std::vector<double> copy_bw;
-  std::vector<std::vector<double>> lups(3);
+  std::vector<std::vector<double>> lups(kCases);
   for (int r = 0; r < rounds; ++r) {
     copy_loop(a.data(), b.data(), elems);  // warm
     const double t0 = omp_get_wtime();
     for (int rep = 0; rep < iters; ++rep) copy_loop(a.data(), b.data(), elems);
     const double t = omp_get_wtime() - t0;
     copy_bw.push_back(kCopyBytesPerElement * elems * iters / t);
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < kCases; ++c) {
       hympi::SolveConfig cfg;
       cfg.kernel = cases[c].kernel;
       cfg.format = cases[c].format;
@@ -122,7 +124,7 @@ int main(int argc, char** argv) {
   std::printf("# %-14s %12s %10s %14s %8s\n", "kernel", "MLUP/s", "B/point", "GB/s (bytes)", "ratio");
   std::printf("  %-14s %12s %10.0f %14.2f %8s\n", "stream-copy", "-", kCopyBytesPerElement, bw / 1e9,
               "1.000");
-  for (int c = 0; c < 3; ++c) {
+  for (int c = 0; c < kCases; ++c) {
     const double l = median(lups[c]);
     const double eff = l * cases[c].bytes_per_point;
     std::printf("  %-14s %12.1f %10.0f %14.2f %8.3f\n", cases[c].name, l / 1e6,

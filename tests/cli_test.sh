@@ -42,6 +42,7 @@ check all-at-once 2 "--iters -3 is out of range" 2 solve --kernel jacobi --grid 
 grep -qF -- "--threads 0 is out of range" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
   fail "all-at-once: not every problem reported"
 check bad-format 2 "--format 'dense'" 2 solve --kernel spmv --grid 8^3 --format dense
+check sell-on-jacobi 2 '--format does not apply to jacobi (only to spmv, cg)' 2 solve --kernel jacobi --grid 8^3 --format sell
 check value-missing 2 "--iters needs a value" 2 solve --kernel jacobi --grid 8^3 --iters
 
 check main-help 0 "usage: hympi <command>" 2 --help

@@ -2,6 +2,7 @@
 // pack/unpack round trips, argument parsing, configuration checks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "hympi/hympi.hpp"
@@ -175,6 +176,35 @@ TEST(Kernels, CrsEqualsStencil) {
   // Dirichlet on every side: boundary rows drop their outside couplings.
   CrsMatrix b = build_crs(x, {false, false, false, false, false, false});
   EXPECT_EQ(b.col.size(), 60u * 7 - 2 * (4 * 3 + 5 * 3 + 5 * 4));
+}
+
+// SELL (both column layouts) gives CRS's values to the last bit, on the
+// whole box and on boxes that cut chunks (13 = one chunk of 8 + 5 rows);
+// the dot product it returns is summed in another order.
+TEST(Kernels, SellEqualsCrsBitwise) {
+  std::array<int, 3> n{13, 4, 3};
+  Field x(n);
+  for (int k = -1; k <= n[2]; ++k)
+    for (int j = -1; j <= n[1]; ++j)
+      for (int i = -1; i <= n[0]; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1);
+  const Box boxes[] = {x.interior(), Box{{3, 1, 0}, {11, 4, 2}}, Box{{9, 0, 1}, {13, 2, 3}},
+                       Box{{0, 0, 0}, {1, 4, 3}}};
+  for (bool periodic : {true, false})
+    for (bool compress : {true, false}) {
+      const std::array<bool, 6> sides{periodic, periodic, periodic, periodic, periodic, periodic};
+      const CrsMatrix a = build_crs(x, sides);
+      const SellMatrix s = build_sell(x, sides, compress);
+      EXPECT_EQ(s.off.empty(), compress);
+      for (const Box& b : boxes) {
+        Field y1(n), y2(n);
+        const double d1 = crs_apply_box(a, x, y1, b, kSpmvScale);
+        const double d2 = sell_apply_box(s, x, y2, b, kSpmvScale);
+        EXPECT_NEAR(d1, d2, 1e-13 * std::fabs(d1));  // summed in another order
+        for (int k = 0; k < n[2]; ++k)
+          for (int j = 0; j < n[1]; ++j)
+            for (int i = 0; i < n[0]; ++i) EXPECT_EQ(y1.at(i, j, k), y2.at(i, j, k));
+      }
+    }
 }
 
 TEST(Reference, CgConvergesOnSmallGrid) {

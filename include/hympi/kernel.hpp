@@ -21,7 +21,7 @@ namespace hympi {
 struct KernelRun {
   const SolveConfig& cfg;
   Domain& domain;             // decomposition, scheme, sweeps, clock
-  const CrsMatrix* crs;       // the stored matrix (format crs), else nullptr
+  StoredMatrix matrix;        // the stored matrix (format crs or sell), else none
 };
 
 struct KernelOutcome {

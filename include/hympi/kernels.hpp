@@ -26,12 +26,26 @@ namespace hympi {
 #define HYMPI_KERNEL_ENUMERATOR(kind, name) kind,
 enum class KernelKind { HYMPI_KERNEL_LIST(HYMPI_KERNEL_ENUMERATOR) };
 #undef HYMPI_KERNEL_ENUMERATOR
-enum class MatrixFormat { Stencil, Crs };
+// How the 7-point operator is applied: matrix-free (stencil), or from a
+// stored matrix in CRS (the plain reference) or SELL-C-sigma (the fast one).
+enum class MatrixFormat { Stencil, Crs, Sell };
+// "stencil", "crs", "sell": the names the CLI and the JSON use.
+const char* format_name(MatrixFormat f);
 
 // Bytes per point of the CRS matrix (struct CrsMatrix below): seven values
 // and seven 32-bit column indices, plus one 64-bit row pointer per row.
 constexpr double kCrsMatrixBytesPerPoint =
     7 * (sizeof(double) + sizeof(std::int32_t)) + sizeof(std::int64_t);
+// Rows per SELL chunk: one AVX-512 vector of doubles, one 64-byte line of
+// values per chunk and slot.
+constexpr int kSellChunk = 8;
+// Bytes per point of the SELL matrix (struct SellMatrix below) as built for
+// the 7-point operator: seven values per row; per chunk of kSellChunk rows,
+// one 32-bit column per slot, two 64-bit pointers and a one-byte slot mask
+// (every slot is consecutive: no 16-bit offsets).
+constexpr double kSellMatrixBytesPerPoint =
+    7 * sizeof(double) +
+    (7 * sizeof(std::int32_t) + 2 * sizeof(std::int64_t) + 1) / static_cast<double>(kSellChunk);
 
 // What periodic boundaries do to a kernel's problem.
 enum class PeriodicRule {
@@ -51,19 +65,31 @@ struct KernelInfo {
   int sweeps_per_iteration = 1;    // halo exchanges per iteration
   double flops_per_point = 0;      // per iteration
   double bytes_per_point = 0;      // per iteration, stencil format
-  double bytes_per_point_crs = 0;  // per iteration, CRS format (0: no CRS form)
+  double bytes_per_point_crs = 0;  // per iteration, CRS format (0: no stored form)
+  double bytes_per_point_sell = 0; // per iteration, SELL format (0: no stored form)
   int fields = 1;                  // arrays of doubles held over the whole grid
   bool converges = false;          // runs until tol / max_iters, not a fixed iters
   PeriodicRule periodic = PeriodicRule::Allowed;
   std::string periodic_why;        // why the periodic rule (for its message)
 
   bool supports(MatrixFormat f) const {
-    return f == MatrixFormat::Stencil || bytes_per_point_crs > 0;
+    if (f == MatrixFormat::Crs) return bytes_per_point_crs > 0;
+    if (f == MatrixFormat::Sell) return bytes_per_point_sell > 0;
+    return true;
+  }
+  // Minimum traffic per point and iteration in format f.
+  double bytes_per_point_in(MatrixFormat f) const {
+    if (f == MatrixFormat::Crs) return bytes_per_point_crs;
+    if (f == MatrixFormat::Sell) return bytes_per_point_sell;
+    return bytes_per_point;
   }
   // Memory this kernel holds per grid point in format f: its fields, plus
-  // the matrix when stored as CRS.
+  // the stored matrix.
   double memory_bytes_per_point(MatrixFormat f) const {
-    return sizeof(double) * fields + (f == MatrixFormat::Crs ? kCrsMatrixBytesPerPoint : 0.0);
+    const double matrix = f == MatrixFormat::Crs    ? kCrsMatrixBytesPerPoint
+                          : f == MatrixFormat::Sell ? kSellMatrixBytesPerPoint
+                                                    : 0.0;
+    return sizeof(double) * fields + matrix;
   }
 };
 const std::vector<KernelInfo>& kernel_registry();
@@ -102,11 +128,55 @@ struct CrsMatrix {
 // rank's point or a periodic image); otherwise the coupling is dropped.
 CrsMatrix build_crs(const Field& layout, const std::array<bool, 6>& has_neighbour_side);
 double crs_apply_box(const CrsMatrix& a, const Field& x, Field& y, const Box& box, double scale);
-// The operator A in whichever form is stored: CRS when crs is given,
+
+// The same operator in SELL-C-sigma (Kreutzer et al. 2014) with C =
+// kSellChunk and sigma = 1 (the rows of this matrix are of near-equal length:
+// no sorting). Each i-line of the local box is cut into chunks of C
+// consecutive rows (the last one padded), so that any box a scheme computes
+// is a set of whole or partial chunks. Within a chunk the entries are stored
+// slot-major: entry (slot s, row r) at chunk_ptr[c] + s * C + r, so one
+// slot of a chunk is C consecutive values, one SIMD vector. Column indices
+// are compressed per chunk slot (the index half of Kourtis et al.'s CSR-DU
+// idea; the values stay full doubles): a 32-bit base per slot, and
+//   * a consecutive slot (row r reads column base + r, the common case on a
+//     structured grid, whatever the coefficients) stores nothing more: its
+//     x values are one contiguous vector load;
+//   * any other slot (bit s of the chunk's mask) stores C 16-bit offsets
+//     from the base, read as a gather.
+// The slots keep CRS's order (diagonal, -i, +i, -j, +j, -k, +k): a coupling
+// dropped at a Dirichlet face is stored as an explicit 0 that reads the
+// (zero) halo point, so every row sums its terms in the order CRS does.
+struct SellMatrix {
+  std::array<int, 3> size{0, 0, 0};
+  int chunks_per_line = 0;              // ceil(size[0] / kSellChunk)
+  std::vector<std::int64_t> chunk_ptr;  // first entry of chunk c; width = (ptr[c+1]-ptr[c]) / C
+  std::vector<std::int32_t> base;       // [chunk_ptr[c] / C + slot]: column of the slot's row 0
+  std::vector<std::uint8_t> mask;       // [c]: bit s set = slot s stores 16-bit offsets
+  std::vector<std::int64_t> off_ptr;    // [c]: the chunk's first offset in off
+  std::vector<std::uint16_t> off;       // per masked slot, C offsets: column = base + off
+  std::vector<double> val;
+  std::int64_t chunk(int ic, int j, int k) const {
+    return ic + static_cast<std::int64_t>(chunks_per_line) *
+                    (j + static_cast<std::int64_t>(size[1]) * k);
+  }
+};
+// compress_columns = false stores every slot's 16-bit offsets (plain SELL
+// with 16-bit column offsets; the tests compare both forms).
+SellMatrix build_sell(const Field& layout, const std::array<bool, 6>& has_neighbour_side,
+                      bool compress_columns = true);
+double sell_apply_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale);
+
+// The operator A in whichever form is stored: CRS or SELL when one is given,
 // matrix-free otherwise.
-inline double operator_apply_box(const CrsMatrix* crs, const Field& x, Field& y, const Box& box,
+struct StoredMatrix {
+  const CrsMatrix* crs = nullptr;
+  const SellMatrix* sell = nullptr;
+};
+inline double operator_apply_box(const StoredMatrix& m, const Field& x, Field& y, const Box& box,
                                  double scale) {
-  return crs ? crs_apply_box(*crs, x, y, box, scale) : stencil_apply_box(x, y, box, scale);
+  if (m.sell) return sell_apply_box(*m.sell, x, y, box, scale);
+  if (m.crs) return crs_apply_box(*m.crs, x, y, box, scale);
+  return stencil_apply_box(x, y, box, scale);
 }
 
 // CG vector steps over a box; each returns its partial dot product.
@@ -114,6 +184,16 @@ double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double 
                      const Box& box);  // x += a p; r -= a q; returns r.r
 void xpay_box(Field& p, const Field& r, double beta, const Box& box);  // p = r + b p
 double dot_box(const Field& a, const Field& b, const Box& box);
+// Fused CG steps (cg.cpp): the same arithmetic as the steps above, in fewer
+// sweeps over memory.
+double r_update_box(Field& r, const Field& q, double alpha, const Box& box);  // r -= a q; r.r
+// x += a p, then p = r + b p: x's update deferred to the sweep that reads p anyway.
+void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box);
+// Matrix-free: p.(A p) without storing A p, and r -= a (A p) recomputing A p
+// from p (halo still valid) with the very operations of stencil_apply_box
+// (scale 1), so r is what it would be from a stored q, to the last bit.
+double stencil_dot_box(const Field& p, const Box& box);
+double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box);
 
 // ---- Serial references on the whole global grid: plain loops, frozen. ----
 struct ReferenceProblem {

@@ -47,6 +47,15 @@ const Kernel& kernel_for(KernelKind kind) {
 
 const KernelInfo& kernel_info(KernelKind kind) { return kernel_for(kind).info(); }
 
+const char* format_name(MatrixFormat f) {
+  switch (f) {
+    case MatrixFormat::Crs: return "crs";
+    case MatrixFormat::Sell: return "sell";
+    case MatrixFormat::Stencil: break;
+  }
+  return "stencil";
+}
+
 const char* kernel_name(KernelKind kind) {
   for (const Kernel* k : kernels())
     if (k->info().kind == kind) return k->info().name.c_str();

@@ -13,19 +13,20 @@ class Spmv final : public Kernel {
       KernelInfo k;
       k.kind = KernelKind::Spmv;
       k.name = "spmv";
-      k.description = "x <- (A x) / 12 with A = 6 x - S(x), matrix-free or CRS";
+      k.description = "x <- (A x) / 12 with A = 6 x - S(x), matrix-free, CRS or SELL";
       k.flops_per_point = 8.0;
       k.bytes_per_point = 2 * sizeof(double);  // stream x in, y out
       k.bytes_per_point_crs = k.bytes_per_point + kCrsMatrixBytesPerPoint;
+      k.bytes_per_point_sell = k.bytes_per_point + kSellMatrixBytesPerPoint;
       k.fields = 2;
       return k;
     }();
     return i;
   }
   KernelOutcome run(const KernelRun& run) const override {
-    const CrsMatrix* crs = run.crs;
-    return detail::run_ping_pong(run, [crs](const Field& x, Field& y, const Box& b) {
-      operator_apply_box(crs, x, y, b, kSpmvScale);
+    const StoredMatrix m = run.matrix;
+    return detail::run_ping_pong(run, [m](const Field& x, Field& y, const Box& b) {
+      operator_apply_box(m, x, y, b, kSpmvScale);
     });
   }
   ReferenceResult reference(const ReferenceProblem& p) const override { return reference_spmv(p); }

@@ -3,10 +3,13 @@
 // to rounding whatever the decomposition.
 #include "hympi/kernels.hpp"
 
+#include <algorithm>
+
 namespace hympi {
 
 namespace {
 constexpr double kSixth = 1.0 / 6.0;
+constexpr int kSellSlots = 7;  // diagonal and six neighbours
 }
 
 void jacobi_box(const Field& u, Field& u_new, const Box& box) {
@@ -116,6 +119,151 @@ double crs_apply_box(const CrsMatrix& a, const Field& x, Field& y, const Box& bo
   return dot;
 }
 
+SellMatrix build_sell(const Field& layout, const std::array<bool, 6>& has_neighbour_side,
+                      bool compress_columns) {
+  constexpr int C = kSellChunk;
+  constexpr int kSlots = kSellSlots;
+  SellMatrix a;
+  a.size = layout.size();
+  const auto& n = a.size;
+  a.chunks_per_line = (n[0] + C - 1) / C;
+  const std::int64_t chunks = 1LL * a.chunks_per_line * n[1] * n[2];
+  a.chunk_ptr.resize(static_cast<std::size_t>(chunks + 1));
+  a.base.resize(static_cast<std::size_t>(chunks * kSlots));
+  a.mask.assign(static_cast<std::size_t>(chunks), 0);
+  a.off_ptr.resize(static_cast<std::size_t>(chunks + 1));
+  a.val.resize(static_cast<std::size_t>(chunks * kSlots * C));
+  const std::ptrdiff_t step[kSlots] = {0,  -1, 1, -layout.stride_j(), layout.stride_j(),
+                                       -layout.stride_k(), layout.stride_k()};
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int ic = 0; ic < a.chunks_per_line; ++ic) {
+        const std::int64_t c = a.chunk(ic, j, k);
+        const std::int64_t p = c * kSlots * C;
+        a.chunk_ptr[static_cast<std::size_t>(c)] = p;
+        a.off_ptr[static_cast<std::size_t>(c)] = static_cast<std::int64_t>(a.off.size());
+        const int i0 = ic * C;
+        const std::ptrdiff_t diag0 = layout.index(i0, j, k);
+        for (int s = 0; s < kSlots; ++s) {
+          a.base[static_cast<std::size_t>(p / C + s)] = static_cast<std::int32_t>(diag0 + step[s]);
+          // Row r of every slot reads column base + r: consecutive, unless
+          // the plain layout is asked for.
+          if (!compress_columns) {
+            a.mask[static_cast<std::size_t>(c)] |= static_cast<std::uint8_t>(1u << s);
+            for (int r = 0; r < C; ++r) a.off.push_back(static_cast<std::uint16_t>(r));
+          }
+          for (int r = 0; r < C; ++r) {
+            const std::size_t e = static_cast<std::size_t>(p + s * C + r);
+            const int idx[3] = {i0 + r, j, k};
+            if (idx[0] >= n[0]) {  // padding row past the line's end: never computed
+              a.val[e] = 0.0;
+              continue;
+            }
+            // Slot s > 0 is direction s - 1 (-i, +i, -j, +j, -k, +k).
+            bool coupled = true;
+            if (s > 0) {
+              const int dir = s - 1, ax = dir / 2;
+              const bool at_face = (dir % 2 == 0) ? idx[ax] == 0 : idx[ax] == n[ax] - 1;
+              coupled = !(at_face && !has_neighbour_side[dir]);
+            }
+            a.val[e] = s == 0 ? 6.0 : (coupled ? -1.0 : 0.0);
+          }
+        }
+      }
+  a.chunk_ptr[static_cast<std::size_t>(chunks)] = chunks * kSlots * C;
+  a.off_ptr[static_cast<std::size_t>(chunks)] = static_cast<std::int64_t>(a.off.size());
+  return a;
+}
+
+namespace {
+
+// Rows r_lo..r_hi-1 of one SELL chunk, one row at a time (chunks that a box
+// cuts). o: the chunk's offsets, one run of C per masked slot.
+double sell_rows(const double* __restrict v, const std::int32_t* __restrict base,
+                 unsigned mask, const std::uint16_t* __restrict o, int width, const double* xs,
+                 double* ys, std::ptrdiff_t out0, int r_lo, int r_hi, double scale) {
+  constexpr int C = kSellChunk;
+  double dot = 0.0;
+  for (int r = r_lo; r < r_hi; ++r) {
+    double acc = 0.0;
+    const std::uint16_t* os = o;
+    for (int s = 0; s < width; ++s) {
+      int col_off = r;
+      if (mask >> s & 1u) {
+        col_off = os[r];
+        os += C;
+      }
+      acc += v[s * C + r] * xs[base[s] + col_off];
+    }
+    const double y = acc * scale;
+    ys[out0 + r] = y;
+    dot += xs[out0 + r] * y;
+  }
+  return dot;
+}
+
+}  // namespace
+
+double sell_apply_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale) {
+  if (box.empty()) return 0.0;
+  constexpr int C = kSellChunk;
+  const double* xs = x.data();
+  double* ys = y.data();
+  double dot = 0.0;
+  const int lo = box.lo[0], hi = box.hi[0];
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      for (int ic = lo / C; ic * C < hi; ++ic) {
+        const std::int64_t c = a.chunk(ic, j, k);
+        const std::int64_t p = a.chunk_ptr[c];
+        const int width = static_cast<int>((a.chunk_ptr[c + 1] - p) / C);
+        const double* __restrict v = a.val.data() + p;
+        const std::int32_t* __restrict base = a.base.data() + p / C;
+        const unsigned mask = a.mask[c];
+        const std::uint16_t* __restrict o = a.off.data() + a.off_ptr[c];
+        const int i0 = ic * C;
+        const std::ptrdiff_t out0 = y.index(i0, j, k);
+        if (i0 < lo || i0 + C > hi) {
+          dot += sell_rows(v, base, mask, o, width, xs, ys, out0, std::max(lo - i0, 0),
+                           std::min(hi - i0, C), scale);
+          continue;
+        }
+        // A whole chunk: the C rows side by side, one slot at a time (the
+        // same order of terms per row as CRS and sell_rows).
+        double acc[C] = {};
+        if (mask == 0 && width == kSellSlots) {  // the common chunk: unrolled, vector loads
+          for (int s = 0; s < kSellSlots; ++s) {
+            const double* __restrict xb = xs + base[s];
+            const double* __restrict vs = v + s * C;
+#pragma omp simd
+            for (int r = 0; r < C; ++r) acc[r] += vs[r] * xb[r];
+          }
+        } else {
+          for (int s = 0; s < width; ++s) {
+          const double* __restrict xb = xs + base[s];
+          const double* __restrict vs = v + s * C;
+          if (mask >> s & 1u) {
+#pragma omp simd
+            for (int r = 0; r < C; ++r) acc[r] += vs[r] * xb[o[r]];
+            o += C;
+          } else {
+#pragma omp simd
+            for (int r = 0; r < C; ++r) acc[r] += vs[r] * xb[r];
+          }
+          }
+        }
+#pragma omp simd reduction(+ : dot)
+        for (int r = 0; r < C; ++r) {
+          const double yv = acc[r] * scale;
+          ys[out0 + r] = yv;
+          dot += xs[out0 + r] * yv;
+        }
+      }
+    }
+  }
+  return dot;
+}
+
 double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double alpha,
                      const Box& box) {
   double rr = 0.0;
@@ -145,6 +293,76 @@ void xpay_box(Field& p, const Field& r, double beta, const Box& box) {
 #pragma omp simd
       for (int i = 0; i < box.extent(0); ++i) ps[i] = rs[i] + beta * ps[i];
     }
+}
+
+double r_update_box(Field& r, const Field& q, double alpha, const Box& box) {
+  double rr = 0.0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = r.index(box.lo[0], j, k);
+      double* __restrict rs = r.data() + base;
+      const double* __restrict qs = q.data() + base;
+#pragma omp simd reduction(+ : rr)
+      for (int i = 0; i < box.extent(0); ++i) {
+        rs[i] -= alpha * qs[i];
+        rr += rs[i] * rs[i];
+      }
+    }
+  return rr;
+}
+
+void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box) {
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = x.index(box.lo[0], j, k);
+      double* __restrict xs = x.data() + base;
+      double* __restrict ps = p.data() + base;
+      const double* __restrict rs = r.data() + base;
+#pragma omp simd
+      for (int i = 0; i < box.extent(0); ++i) {
+        xs[i] += alpha * ps[i];
+        ps[i] = rs[i] + beta * ps[i];
+      }
+    }
+}
+
+double stencil_dot_box(const Field& p, const Box& box) {
+  if (box.empty()) return 0.0;
+  const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
+  const int n = box.extent(0);
+  double dot = 0.0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const double* __restrict c = p.data() + p.index(box.lo[0], j, k);
+#pragma omp simd reduction(+ : dot)
+      for (int i = 0; i < n; ++i) {
+        const double v =
+            (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) * 1.0;
+        dot += c[i] * v;
+      }
+    }
+  return dot;
+}
+
+double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box) {
+  if (box.empty()) return 0.0;
+  const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
+  const int n = box.extent(0);
+  double rr = 0.0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = p.index(box.lo[0], j, k);
+      const double* __restrict c = p.data() + base;
+      double* __restrict rs = r.data() + base;
+#pragma omp simd reduction(+ : rr)
+      for (int i = 0; i < n; ++i) {
+        const double q =
+            (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) * 1.0;
+        rs[i] -= alpha * q;
+        rr += rs[i] * rs[i];
+      }
+    }
+  return rr;
 }
 
 double dot_box(const Field& a, const Field& b, const Box& box) {
