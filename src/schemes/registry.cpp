@@ -14,7 +14,8 @@
   X(funneled)                \
   X(multiple)                \
   X(multiple_own)            \
-  X(adaptive)
+  X(adaptive)                \
+  X(shared_window)
 
 namespace hympi {
 
