@@ -15,7 +15,8 @@
   X(multiple)                \
   X(multiple_own)            \
   X(adaptive)                \
-  X(shared_window)
+  X(shared_window)           \
+  X(partitioned)
 
 namespace hympi {
 
