@@ -40,8 +40,9 @@
 // as a message.
 //
 // Collective over the plan's communicator: the window is made at the first
-// sweep (and again when the plan or its field count changes) and freed by the
-// destructor, both collective over the node (Domain destruction is).
+// sweep (and again for another plan, or for more fields per exchange than it
+// holds) and freed by the destructor, both collective over the node (Domain
+// destruction is).
 #include <cstdint>
 #include <cstring>
 
@@ -73,7 +74,9 @@ class SharedWindow final : public Scheme {
 
   void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
              const BoxFn& compute, Timers& timers) override {
-    if (&plan != plan_ || plan.field_count() != field_count_) setup(plan);
+    // A plan that alternates between fewer and more fields (cg's vectors)
+    // keeps its window: it is remade only to hold more fields than before.
+    if (&plan != plan_ || plan.field_count() > field_count_) setup(plan);
     const int parity = static_cast<int>(sweeps_++ % 2);
     auto communicate = [&](int) { exchange(plan, fields, parity, timers[0]); };
     if (timers.size() > 1) {
@@ -138,7 +141,7 @@ class SharedWindow final : public Scheme {
         continue;
       }
       faces_.push_back({i, data});
-      data += msgs[i].send_buf.size();
+      data += static_cast<std::size_t>(msgs[i].send_box.points()) * field_count_;
     }
     // The header rounded up to whole cache lines, then two face buffers.
     const std::size_t header = header_bytes(faces_.size());
