@@ -130,7 +130,8 @@ nlohmann::json info_document(const nlohmann::json& context, int provided) {
                        {"unavailable", e.info.unavailable},
                        {"overlap", e.info.overlap},
                        {"takes_reserved", e.info.takes_reserved},
-                       {"min_threads", e.info.min_threads}});
+                       {"min_threads", e.info.min_threads},
+                       {"needs_node_peers", e.info.needs_node_peers}});
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : kernel_registry())
     kernels.push_back({{"name", k.name},
