@@ -57,9 +57,14 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // --decompositions default: only the node-aware default grid (for MPI
   // libraries that are slow when oversubscribed); all: every variant below.
+  // --scheme NAME: that scheme only (make tsan's run of shared-window on
+  // virtual nodes).
   bool all_decomps = true;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::string only_scheme;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--decompositions") all_decomps = std::string(argv[i + 1]) != "default";
+    if (std::string(argv[i]) == "--scheme") only_scheme = argv[i + 1];
+  }
   const char* env = std::getenv("OMP_NUM_THREADS");
   const int threads = env ? std::atoi(env) : 1;
   const double tol = 1e-12;
@@ -123,6 +128,7 @@ int main(int argc, char** argv) {
               c.proc_grid = dc.pg;
               // Invalid combinations are the CLI tests' business: skip them.
               if (provided < info.thread_level || (dc.node_peers_only && !info.needs_node_peers) ||
+                  (!only_scheme.empty() && info.name != only_scheme) ||
                   !validate_config(c, size, nullptr, 0).empty()) {
                 ++tally.skipped;
                 continue;
