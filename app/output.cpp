@@ -65,7 +65,8 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"time_s", stats_json(r.time_s)},
       {"repeat", c.repeat},
       {"mlups", r.mlups},
-      {"bytes_per_exchange", {{"intra_node", r.bytes_intra}, {"inter_node", r.bytes_inter}}},
+      {"bytes_per_exchange",
+       {{"intra_node", r.bytes_intra}, {"inter_node", r.bytes_inter}, {"zero_copy", r.bytes_zero_copy}}},
       {"messages_per_exchange", {{"intra_node", r.messages_intra}, {"inter_node", r.messages_inter}}},
       {"breakdown_s", breakdown},
       {"fractions",
@@ -112,7 +113,9 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
       << r.time_s.median << "  max " << r.time_s.max << "  (" << plural(c.repeat, "repetition") << ")\n"
       << std::setprecision(2) << "MLUP/s     " << r.mlups << "\n"
       << "bytes/exchange  intra-node " << r.bytes_intra << "  inter-node " << r.bytes_inter
-      << "  (messages " << r.messages_intra << " / " << r.messages_inter << ")\n";
+      << "  (messages " << r.messages_intra << " / " << r.messages_inter << ")";
+  if (r.bytes_zero_copy > 0) out << "  zero-copy " << r.bytes_zero_copy;
+  out << "\n";
   out << "# per-thread seconds (max over ranks)\n"
       << "# thread    interior    boundary        pack      unpack        comm        idle\n";
   out << std::setprecision(6);
@@ -133,10 +136,12 @@ nlohmann::json info_document(const nlohmann::json& context, int provided) {
                        {"class", e.info.seed_class},
                        {"description", e.info.description},
                        {"mpi_thread_level", thread_level_name(e.info.thread_level)},
-                       {"available", provided >= e.info.thread_level},
+                       {"available", provided >= e.info.thread_level && e.info.unavailable.empty()},
+                       {"unavailable", e.info.unavailable},
                        {"overlap", e.info.overlap},
                        {"takes_reserved", e.info.takes_reserved},
-                       {"min_threads", e.info.min_threads}});
+                       {"min_threads", e.info.min_threads},
+                       {"needs_node_peers", e.info.needs_node_peers}});
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : kernel_registry())
     kernels.push_back({{"name", k.name},
@@ -160,9 +165,10 @@ void print_info(std::ostream& out, const nlohmann::json& doc, const NodeMap& nod
       << thread_level_name(provided) << "\n"
       << "# schemes\n";
   for (const auto& s : doc["schemes"])
-    out << "  " << std::left << std::setw(20) << s["name"].get<std::string>() << std::setw(8)
+    out << "  " << std::left << std::setw(20) << s["name"].get<std::string>() << std::setw(10)
         << s["class"].get<std::string>() << std::setw(22) << s["mpi_thread_level"].get<std::string>()
         << (s["overlap"] ? "overlap   " : "no overlap") << (s["takes_reserved"] ? "  --reserved" : "")
+        << (s["unavailable"].get<std::string>().empty() ? "" : "  " + s["unavailable"].get<std::string>())
         << "\n";
   out << "# kernels\n";
   for (const auto& k : doc["kernels"])

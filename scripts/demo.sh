@@ -26,7 +26,9 @@ mkdir -p "$out"
 mpirun=(mpirun.openmpi --oversubscribe --bind-to none -n "$ranks")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
 
-schemes=$("$hympi" info --json | python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["schemes"]))')
+# The schemes this build offers that can run at this layout (shared-window
+# needs two ranks on a node).
+schemes=$("$hympi" info --json | python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["schemes"] if s["available"] and (int(sys.argv[1]) > 1 or not s["needs_node_peers"])))' "$ranks")
 echo "# hympi demo: $ranks ranks x $threads threads, grid $grid, $iters iterations; JSON in $out"
 failed=0
 for kernel in jacobi rbgs spmv cg; do

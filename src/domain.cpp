@@ -54,8 +54,9 @@ void check_threads(const DomainConfig& c, std::vector<std::string>& errors) {
     errors.push_back("no scheme given (one of: " + scheme_names() + ")");
     return;
   }
-  if (c.threads < 1) return;
   const SchemeInfo& s = c.scheme->info;
+  if (!s.unavailable.empty()) errors.push_back("scheme '" + s.name + "' is " + s.unavailable);
+  if (c.threads < 1) return;
   if (c.threads < s.min_threads)
     errors.push_back("scheme '" + s.name + "' needs at least " + std::to_string(s.min_threads) +
                      " threads (one communicates, the others compute); got threads = " +
@@ -114,6 +115,18 @@ std::vector<std::string> validate_domain(const DomainConfig& c, int ranks,
     errors.push_back("`ranks_per_node` " + std::to_string(c.ranks_per_node) +
                      " does not divide the " + std::to_string(ranks) + " ranks");
     rpn_ok = false;
+  }
+  if (rpn_ok && c.scheme && c.scheme->info.needs_node_peers) {
+    // The largest node: the virtual ones, else the real ones (one node of
+    // every rank when they are not known).
+    int largest = c.ranks_per_node > 0 ? c.ranks_per_node : ranks;
+    if (c.ranks_per_node == 0 && real_nodes && !real_nodes->ranks_per_node.empty())
+      largest = *std::max_element(real_nodes->ranks_per_node.begin(),
+                                  real_nodes->ranks_per_node.end());
+    if (largest < 2)
+      errors.push_back("scheme '" + c.scheme->info.name +
+                       "' shares memory between the ranks of a node, but every node holds one "
+                       "rank (run at least 2 ranks per node)");
   }
   const long long fixed = 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2];
   if (c.proc_grid[0] > 0 && fixed != ranks)
@@ -485,10 +498,10 @@ void Domain::write_report(const std::string& path, const std::string& name,
   HYMPI_CHECK_MPI(MPI_Allreduce(&d.elapsed, &T, 1, MPI_DOUBLE, MPI_MAX, comm));
   const std::vector<detail::PhaseRow> rows = detail::breakdown_max(d.timers, d.elapsed, comm);
   const detail::Fractions fr = detail::critical_fractions(rows, T);
-  long long mine[4] = {d.plan->bytes_intra(), d.plan->bytes_inter(), d.plan->messages_intra(),
-                       d.plan->messages_inter()};
-  long long traffic[4] = {0, 0, 0, 0};
-  HYMPI_CHECK_MPI(MPI_Allreduce(mine, traffic, 4, MPI_LONG_LONG, MPI_SUM, comm));
+  long long mine[5] = {d.plan->bytes_intra(), d.plan->bytes_inter(), d.plan->messages_intra(),
+                       d.plan->messages_inter(), d.plan->bytes_zero_copy()};
+  long long traffic[5] = {0, 0, 0, 0, 0};
+  HYMPI_CHECK_MPI(MPI_Allreduce(mine, traffic, 5, MPI_LONG_LONG, MPI_SUM, comm));
   double sum = 0, sq = 0;
   for (const Field* f : checksum_fields) {
     const auto c = checksum(*f);
@@ -552,7 +565,8 @@ void Domain::write_report(const std::string& path, const std::string& name,
       << ", \"max\": " << detail::json_number(T) << "}, \"repeat\": 1, \"mlups\": "
       << detail::json_number(T > 0 ? points * d.sweeps / T / 1e6 : 0)
       << ", \"bytes_per_exchange\": {\"intra_node\": " << traffic[0]
-      << ", \"inter_node\": " << traffic[1] << "}, \"messages_per_exchange\": {\"intra_node\": "
+      << ", \"inter_node\": " << traffic[1] << ", \"zero_copy\": " << traffic[4]
+      << "}, \"messages_per_exchange\": {\"intra_node\": "
       << traffic[2] << ", \"inter_node\": " << traffic[3] << "}, \"breakdown_s\": {";
     for (int p = 0; p <= kPhaseCount; ++p) {
       o << (p ? ", " : "") << "\""

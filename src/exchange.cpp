@@ -14,7 +14,8 @@ ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeM
     // z halo, which is what multiple-own's ownership of the z faces assumes.
     : comm_(comm),
       pieces_(std::max(1, std::min({pieces, domain.size[2] / std::max(1, halo), kMaxPieces}))),
-      halo_(halo) {
+      halo_(halo),
+      node_id_(nodes.node_id) {
   if (halo < 1) throw std::invalid_argument("ExchangePlan: halo must be >= 1");
   for (int dir = 0; dir < kDirections; ++dir)
     if (domain.has_neighbour(dir) && domain.size[dir_axis(dir)] < halo)
@@ -66,14 +67,31 @@ void ExchangePlan::set_field_count(int count) {
   if (count < 1) throw std::invalid_argument("ExchangePlan: at least one field per exchange");
   if (count == fields_) return;
   fields_ = count;
-  bytes_[0] = bytes_[1] = count_[0] = count_[1] = 0;
   for (auto& m : messages_) {
     m.send_buf.resize(static_cast<std::size_t>(m.send_box.points()) * count);
     m.recv_buf.resize(static_cast<std::size_t>(m.recv_box.points()) * count);
-    const int kind = m.intra_node ? 0 : 1;
-    bytes_[kind] += static_cast<long long>(m.send_buf.size() * sizeof(double));
-    count_[kind] += 1;
   }
+  count_traffic();
+}
+
+void ExchangePlan::count_traffic() {
+  bytes_[0] = bytes_[1] = count_[0] = count_[1] = zero_copy_bytes_ = 0;
+  for (const auto& m : messages_) {
+    const int kind = m.intra_node ? 0 : 1;
+    const auto bytes = static_cast<long long>(m.send_buf.size() * sizeof(double));
+    bytes_[kind] += bytes;
+    if (m.zero_copy)
+      zero_copy_bytes_ += bytes;
+    else
+      count_[kind] += 1;
+  }
+}
+
+void ExchangePlan::set_zero_copy(FaceMessage& m, bool zero_copy) {
+  if (!m.intra_node && zero_copy)
+    throw std::invalid_argument("ExchangePlan: only an intra-node face can be zero-copy");
+  m.zero_copy = zero_copy;
+  count_traffic();
 }
 
 ExchangePlan::~ExchangePlan() {
@@ -124,6 +142,14 @@ const double* unpack_field(const Box& box, Field& f, const double* in) {
 void ExchangePlan::pack(FaceMessage& m, const FieldList& fields) {
   double* out = m.send_buf.data();
   for (const Field* f : fields) out = pack_field(m.send_box, *f, out);
+}
+
+void ExchangePlan::pack_box(const Box& box, const FieldList& fields, double* out) {
+  for (const Field* f : fields) out = pack_field(box, *f, out);
+}
+
+void ExchangePlan::unpack_box(const Box& box, const FieldList& fields, const double* in) {
+  for (Field* f : fields) in = unpack_field(box, *f, in);
 }
 
 void ExchangePlan::pack(FaceMessage& m, const Field& f) { pack_field(m.send_box, f, m.send_buf.data()); }

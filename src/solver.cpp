@@ -110,14 +110,15 @@ std::size_t median_repetition(const std::vector<double>& times, double median) {
 
 // Collective: bytes and messages per exchange, summed over ranks.
 void fill_exchange_counts(SolveResult& res, const ExchangePlan& plan, MPI_Comm comm) {
-  long long mine[4] = {plan.bytes_intra(), plan.bytes_inter(), plan.messages_intra(),
-                       plan.messages_inter()};
-  long long all[4] = {0, 0, 0, 0};
-  HYMPI_CHECK_MPI(MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_SUM, comm));
+  long long mine[5] = {plan.bytes_intra(), plan.bytes_inter(), plan.messages_intra(),
+                       plan.messages_inter(), plan.bytes_zero_copy()};
+  long long all[5] = {0, 0, 0, 0, 0};
+  HYMPI_CHECK_MPI(MPI_Allreduce(mine, all, 5, MPI_LONG_LONG, MPI_SUM, comm));
   res.bytes_intra = all[0];
   res.bytes_inter = all[1];
   res.messages_intra = all[2];
   res.messages_inter = all[3];
+  res.bytes_zero_copy = all[4];
 }
 
 // Collective: everything the result reports, from the repetitions.

@@ -19,7 +19,7 @@ check missing-dimension 2 "three dimensions" 2 "${S[@]}" --grid 10x10
 check missing-grid 2 "missing --grid" 2 solve --kernel jacobi
 check too-few-points 2 "each needs >= 1 point" 2 "${S[@]}" --grid 1x1x1
 check unknown-kernel 2 "valid: jacobi, rbgs, spmv, cg" 2 solve --kernel heat --grid 8^3
-check unknown-scheme 2 "valid: masteronly, masteronly-threaded, funneled, multiple, multiple-own, adaptive" 2 "${S[@]}" --grid 8^3 --scheme hybrid
+check unknown-scheme 2 "valid: masteronly, masteronly-threaded, funneled, multiple, multiple-own, adaptive, shared-window, partitioned" 2 "${S[@]}" --grid 8^3 --scheme hybrid
 check negative-iters 2 "--iters -1 is out of range: accepted 0 .. 1073741824 iterations" 2 solve --kernel jacobi --grid 8^3 --iters -1
 check zero-threads 2 "--threads 0 is out of range: accepted 1 .. 1024 threads" 2 "${S[@]}" --grid 8^3 --threads 0
 check reserved-too-many 2 "1 <= m < threads" 2 "${S[@]}" --grid 8^3 --scheme multiple --threads 2 --reserved 2
@@ -38,6 +38,14 @@ check unknown-command 2 "unknown command 'run'" 2 run --kernel jacobi
 check no-command 2 "no command given" 2
 check thread-level 2 "needs MPI_THREAD_MULTIPLE, but the MPI library provided MPI_THREAD_FUNNELED" 2 \
   "${S[@]}" --grid 8^3 --scheme multiple --threads 2 --thread-level funneled
+# shared-window needs two ranks on a node; partitioned needs MPI-4 (checked
+# where the library lacks it).
+check shared-window-alone 2 "every node holds one rank" 2 "${S[@]}" --grid 8^3 --scheme shared-window \
+  --ranks-per-node 1
+if "$hympi" info --json 2>/dev/null < /dev/null | grep -q "needs MPI 4.0 partitioned"; then
+  check partitioned-unavailable 2 "scheme 'partitioned' is not available with this MPI library (needs MPI 4.0 partitioned communication)" \
+    2 "${S[@]}" --grid 8^3 --scheme partitioned
+fi
 check all-at-once 2 "--iters -3 is out of range" 2 solve --kernel jacobi --grid 8^3 --iters -3 --threads 0 --scheme nope
 grep -qF -- "--threads 0 is out of range" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
   fail "all-at-once: not every problem reported"
@@ -57,7 +65,8 @@ python3 - "$tmp/info.json" <<'PY' || fail "info-json content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [s["name"] for s in d["schemes"]]
-assert names == ["masteronly", "masteronly-threaded", "funneled", "multiple", "multiple-own", "adaptive"], names
+assert names == ["masteronly", "masteronly-threaded", "funneled", "multiple", "multiple-own", "adaptive",
+                 "shared-window", "partitioned"], names
 for s in d["schemes"]:
     assert s["mpi_thread_level"].startswith("MPI_THREAD_") and isinstance(s["overlap"], bool)
     assert isinstance(s["takes_reserved"], bool) and s["class"]

@@ -311,7 +311,7 @@ int abort_case(int threads) {
 int funneled_case(int provided) {
   Tally tally;
   for (const auto& scheme : scheme_registry()) {
-    if (scheme.info.thread_level <= provided) continue;
+    if (scheme.info.thread_level <= provided || !scheme.info.unavailable.empty()) continue;
     DomainConfig c;
     c.grid = {8, 8, 8};
     c.scheme = &scheme;

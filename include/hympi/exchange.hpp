@@ -30,6 +30,7 @@ struct FaceMessage {
   int piece = 0;              // piece of the face along k (multiple-own)
   int neighbour = MPI_PROC_NULL;
   bool intra_node = false;
+  bool zero_copy = false;     // moved through shared memory, not sent (ExchangePlan::set_zero_copy)
   Box send_box;               // local interior points sent (per field)
   Box recv_box;               // halo points received (local coords, -halo..-1 or n..)
   int send_tag = 0, recv_tag = 0;
@@ -71,6 +72,11 @@ class ExchangePlan {
   void wait_recv(FaceMessage& m);
   static void unpack(const FaceMessage& m, const FieldList& fields);
   static void unpack(const FaceMessage& m, Field& f);
+  // The same moves between `box` of every field and a caller's buffer (as
+  // many doubles as box.points() * fields.size()): shared-window packs into
+  // and unpacks from a shared-memory window instead of the message buffers.
+  static void pack_box(const Box& box, const FieldList& fields, double* out);
+  static void unpack_box(const Box& box, const FieldList& fields, const double* in);
   void wait_send(FaceMessage& m);
   // Non-blocking completion test of every outstanding request (adaptive).
   bool test_all();
@@ -86,16 +92,29 @@ class ExchangePlan {
   long long bytes_inter() const { return bytes_[1]; }
   long long messages_intra() const { return count_[0]; }
   long long messages_inter() const { return count_[1]; }
+  // Intra-node bytes a scheme moves without a message (shared-window: read
+  // straight from the neighbour's memory); counted in bytes_intra() too, and
+  // their faces no longer count in messages_intra().
+  long long bytes_zero_copy() const { return zero_copy_bytes_; }
+  void set_zero_copy(FaceMessage& m, bool zero_copy);
+
+  // The communicator (the caller's; schemes derive their own from it) and
+  // this rank's node in the NodeMap the plan was made with.
+  MPI_Comm comm() const { return comm_; }
+  int node_id() const { return node_id_; }
 
  private:
   MPI_Comm comm_;
   int pieces_;
   int halo_;
   int fields_ = 1;
+  int node_id_ = 0;
+  long long zero_copy_bytes_ = 0;
   std::vector<FaceMessage> messages_;
   std::vector<MPI_Request> all_requests_;
   long long bytes_[2] = {0, 0};
   long long count_[2] = {0, 0};
+  void count_traffic();
 };
 
 }  // namespace hympi

@@ -23,6 +23,12 @@ struct SchemeInfo {
   bool overlap;             // overlaps communication with computation
   bool takes_reserved;      // accepts --reserved m
   int min_threads;          // fewest threads it can run with
+  // Needs at least two ranks on some node (it shares memory between the
+  // ranks of a node): refused when every node holds one rank.
+  bool needs_node_peers = false;
+  // Why this build cannot run it (the MPI library lacks what it needs); empty
+  // when it can. Listed by `hympi info`, refused by validate_domain.
+  std::string unavailable;
 };
 
 struct SchemeParams {

@@ -61,6 +61,7 @@ struct SolveResult {
   double mlups = 0;
   long long bytes_intra = 0, bytes_inter = 0;        // all ranks, per exchange
   long long messages_intra = 0, messages_inter = 0;  // all ranks, per exchange
+  long long bytes_zero_copy = 0;  // of bytes_intra, read through shared memory (no message)
   // Per thread and phase, of the median repetition, max over ranks:
   // phase order of timing.hpp, then idle as the last entry.
   std::vector<std::array<double, kPhaseCount + 1>> breakdown;

@@ -14,7 +14,9 @@
   X(funneled)                \
   X(multiple)                \
   X(multiple_own)            \
-  X(adaptive)
+  X(adaptive)                \
+  X(shared_window)           \
+  X(partitioned)
 
 namespace hympi {
 
