@@ -382,6 +382,17 @@ def launcher_command(opts: StudyOptions, ranks: int, threads: int,
     return argv + ["-n"], binding, env
 
 
+def scheme_runs(scheme: dict[str, Any], setting: Setting) -> bool:
+    """Whether the study can run `scheme` (an entry of `hympi info --json`) in
+    its layout: this build and MPI offer it, it has its fewest threads, and a
+    scheme that shares memory between a node's ranks (shared-window) has at
+    least two ranks on a node."""
+    if not scheme.get("available", True) or setting.threads < int(scheme.get("min_threads", 1)):
+        return False
+    per_node = setting.ranks_per_node or max(1, setting.ranks // max(1, setting.nodes))
+    return not (scheme.get("needs_node_peers") and per_node < 2)
+
+
 def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str, Any]],
                memory_bytes: int) -> list[Point]:
     """Every run of the study, in order. Keys are stable so --resume finds them."""
@@ -431,7 +442,7 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
                 ranks=p * n, threads=1, trace=True, label=f"{kernel} pure MPI", cores_per_rank=1,
                 kernel=kernel, scheme="pure-mpi")
         for s in schemes:
-            if not s.get("available", True) or n < int(s.get("min_threads", 1)):
+            if not scheme_runs(s, setting):
                 continue
             ms = range(1, n) if s.get("takes_reserved") else [0]
             for m in ms:
@@ -455,7 +466,7 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
                 label=f"{kernel} pure MPI", cores_per_rank=1, app=command("masteronly", 1, 0),
                 kernel=kernel, scheme="pure-mpi")
         for s in schemes:
-            if not s.get("available", True) or n < int(s.get("min_threads", 1)):
+            if not scheme_runs(s, setting):
                 continue
             for m in (range(1, n) if s.get("takes_reserved") else [0]):
                 name = s["name"] + (f"-m{m}" if m else "")

@@ -14,7 +14,7 @@ const SchemeInfo& entry_info() {
   static const SchemeInfo i{"adaptive", "3 (II)",
                             "thread 0 starts the exchange and polls it (MPI_Testall) between "
                             "interior tiles taken from the queue shared with all threads",
-                            MPI_THREAD_FUNNELED, true, false, 2};
+                            MPI_THREAD_FUNNELED, true, false, 2, false, ""};
   return i;
 }
 

@@ -10,7 +10,7 @@ const SchemeInfo& entry_info() {
   static const SchemeInfo i{"funneled", "3A",
                             "thread 0 exchanges inside the parallel region while threads 1..n-1 "
                             "compute the interior (fixed reservation of one thread)",
-                            MPI_THREAD_FUNNELED, true, false, 2};
+                            MPI_THREAD_FUNNELED, true, false, 2, false, ""};
   return i;
 }
 

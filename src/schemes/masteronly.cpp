@@ -10,7 +10,7 @@ const SchemeInfo& entry_info() {
   static const SchemeInfo i{"masteronly", "2a",
                             "MPI by the master thread outside parallel regions; master packs "
                             "alone; all threads compute (pure MPI with --threads 1)",
-                            MPI_THREAD_FUNNELED, false, false, 1};
+                            MPI_THREAD_FUNNELED, false, false, 1, false, ""};
   return i;
 }
 

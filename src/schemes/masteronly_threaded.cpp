@@ -11,7 +11,7 @@ const SchemeInfo& entry_info() {
   static const SchemeInfo i{"masteronly-threaded", "2b",
                             "communication phase outside the compute regions, shared by all "
                             "threads: each packs, sends and unpacks its share of the messages",
-                            MPI_THREAD_MULTIPLE, false, false, 1};
+                            MPI_THREAD_MULTIPLE, false, false, 1, false, ""};
   return i;
 }
 

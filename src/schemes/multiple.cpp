@@ -10,7 +10,7 @@ const SchemeInfo& entry_info() {
   static const SchemeInfo i{"multiple", "3B2",
                             "m reserved threads (--reserved m) share the neighbours' messages "
                             "while n-m threads compute the interior",
-                            MPI_THREAD_MULTIPLE, true, true, 2};
+                            MPI_THREAD_MULTIPLE, true, true, 2, false, ""};
   return i;
 }
 

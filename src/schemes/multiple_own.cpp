@@ -13,7 +13,7 @@ const SchemeInfo& entry_info() {
   static const SchemeInfo i{"multiple-own", "3B1",
                             "every thread exchanges the halo faces of its own sub-block and "
                             "overlaps them with its sub-block's interior",
-                            MPI_THREAD_MULTIPLE, true, false, 1};
+                            MPI_THREAD_MULTIPLE, true, false, 1, false, ""};
   return i;
 }
 
