@@ -31,13 +31,8 @@ for np in 2 4; do
   # 1. Memory checks cover every size, defaults included, before allocating.
   check "$np-overlap-default-nk" 2 "overlap at --nk-loc 16: the grid needs about" "$np" \
     bench overlap --threads 2 --plane 1048576
-  check "$np-grid-overflow" 2 "needs about 1.98e+22 MB per node" "$np" \
-    solve --kernel jacobi --grid 1073741824^3
-  check "$np-ratio-int-count" 2 "--sizes up to 1073741824 bytes" "$np" \
-    bench ratio --sizes 1GiB --ranks-per-node $((np / 2))
   # 2. Options that do not apply, and a solver that did not converge.
   check "$np-tol-jacobi" 2 "--tol does not apply to jacobi" "$np" "${J[@]}" --tol 1e-3
-  check "$np-threads-beff" 2 "--threads does not apply to benchmark 'beff'" "$np" bench beff --threads 2
   check "$np-cg-not-converged" 3 "cg did not converge" "$np" \
     solve --kernel cg --grid 8^3 --max-iters 3 --json "$tmp/cg$np.json"
   grep -q "converged  NO" <<< "$out" || fail "$np-cg-not-converged: the table does not say so"
@@ -46,13 +41,20 @@ for np in 2 4; do
   # 3. Messages that say what is wrong: 64-bit parsing, ranges with units.
   check "$np-iters-huge" 2 "--iters 99999999999 is out of range: accepted 0 .. 1073741824 iterations" "$np" \
     solve --kernel jacobi --grid 8^3 --iters 99999999999
+  # 6. --version.
+  check "$np-version" 0 "hympi 0." "$np" --version
+  [ "$np" = 2 ] || continue
+  # More of each class at 2 ranks (Open MPI spends ~1.5 s ending a failed job).
+  check "$np-grid-overflow" 2 "needs about 1.98e+22 MB per node" "$np" \
+    solve --kernel jacobi --grid 1073741824^3
+  check "$np-ratio-int-count" 2 "--sizes up to 1073741824 bytes" "$np" \
+    bench ratio --sizes 1GiB --ranks-per-node $((np / 2))
+  check "$np-threads-beff" 2 "--threads does not apply to benchmark 'beff'" "$np" bench beff --threads 2
   check "$np-lmax-too-large" 2 "--lmax 3GB is out of range: accepted 1 byte .. 1GiB" "$np" bench beff --lmax 3GB
   check "$np-bogus-flag" 2 "unknown option '--bogus-flag'" "$np" "${J[@]}" --bogus-flag 3
   lacks "$np-bogus-flag" "unknown option '3'"
   check "$np-proc-grid" 2 "--proc-grid '1x2': expected three process counts PXxPYxPZ or P^3" "$np" \
     "${J[@]}" --proc-grid 1x2
-  # 6. --version.
-  check "$np-version" 0 "hympi 0." "$np" --version
 done
 check cg-converged 0 "converged  yes" 2 solve --kernel cg --grid 8^3 --json "$tmp/cgok.json"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["results"][0]["converged"] is True' \
@@ -142,7 +144,7 @@ pushd "$tmp" > /dev/null  # a random --json PATH lands here
 names=(--kernel --grid --iters --threads --scheme --format --tol --max-iters --repeat --json --proc-grid
        --ranks-per-node --rank-order --periodic --bogus "" --lmax)
 values=(jacobi cg spmv 8^3 6x5x4 0 -1 2 99999999999 1e-3 2GB crs funneled "" "８" - x 1x2 round-robin)
-for i in $(seq 1 12); do
+for i in $(seq 1 6); do
   args=(solve)
   [ $((RANDOM % 3)) = 0 ] && args=(bench beff)
   for _ in 1 2 3 4; do
