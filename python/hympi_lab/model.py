@@ -137,6 +137,62 @@ def epsilon_adaptive_bound(f_comm: float, f_comp_non: float, n: int) -> float:
     return 1.0 / (f_comp_non + max(f_comm, f_ov + f_comm / n))
 
 
+def epsilon_shared_window(f_comm: float, f_comp_non: float, n: int, inter_share: float,
+                          intra_cost: float = 0.0) -> float:
+    """Performance ratio T_masteronly / T_shared-window (this package's model;
+    the papers predate MPI-3 shared memory). As funneled (m = 1: one thread
+    exchanges while n - 1 compute the overlappable part), but only the
+    inter-node share of the communication time is message time; an
+    intra-node face is read from the neighbour's memory:
+
+        f_sw    = f_comm * (inter_share + (1 - inter_share) * intra_cost)
+        epsilon = 1 / (f_comp_non + max(f_sw, f_comp_overlap * n / (n - 1)))
+
+    inter_share: the inter-node part of masteronly's communication time (the
+    solve record's bytes_per_exchange inter/(intra + inter) is a proxy when the
+    two links have similar latency; weight by Hockney fits otherwise).
+    intra_cost: what an intra-node face still costs relative to a message (0:
+    the ideal zero-copy of the issue; hympi's implementation packs each face
+    and copies it out after a node barrier, measured on 16 cores at about the
+    cost of a shared-memory message, i.e. intra_cost near 1).
+    With n = 1 there is no overlap: epsilon = 1 / (f_comp_non +
+    f_comp_overlap + f_sw).
+    """
+    if not 0.0 <= inter_share <= 1.0 or intra_cost < 0.0:
+        raise ValueError("inter_share must lie in [0, 1] and intra_cost be >= 0")
+    f_ov = f_comp_overlap(f_comm, f_comp_non)
+    f_sw = f_comm * (inter_share + (1.0 - inter_share) * intra_cost)
+    if n < 2:
+        return 1.0 / (f_comp_non + f_ov + f_sw)
+    return 1.0 / (f_comp_non + max(f_sw, f_ov * n / (n - 1)))
+
+
+def epsilon_partitioned(f_comm: float, f_comp_non: float, n: int,
+                        async_progress: bool = True) -> float:
+    """Performance ratio T_masteronly / T_partitioned (this package's model;
+    MPI 4.0 partitioned communication postdates the papers). Every thread
+    packs its partition of each face and marks it ready (MPI_Pready), then all
+    n threads compute the overlappable part; no thread is reserved. Per-
+    partition readiness lets the transfer start with the first partition, so
+    with asynchronous progress (offload, or a library progress thread) the
+    message time hides behind the computation:
+
+        epsilon = 1 / (f_comp_non + max(f_comm, f_comp_overlap))
+
+    Assumptions: packing is negligible against the transfer; the link is the
+    same as masteronly's (one aggregated message per face). Without
+    asynchronous progress the transfer advances only inside MPI calls (the
+    MPI_Parrived polls after the interior), and epsilon falls to
+    1 / (f_comp_non + f_comp_overlap + f_comm) = 1, masteronly's time.
+    MPICH 4.0.2 sends a partitioned message only after its last MPI_Pready
+    (docs/architecture.md): the start is no earlier than funneled's.
+    """
+    f_ov = f_comp_overlap(f_comm, f_comp_non)
+    if not async_progress:
+        return 1.0 / (f_comp_non + f_ov + f_comm)
+    return 1.0 / (f_comp_non + max(f_comm, f_ov))
+
+
 def summary(n: int, m: int, f_comp_non: float, f_comm: Optional[float] = None) -> dict[str, Optional[float]]:
     """All quantities of `hympi-lab model`, under the names the CLI prints.
 

@@ -120,6 +120,19 @@ class SolveRun:
     breakdown: dict[str, list[float]]
     trace: str
     iterations: Optional[int] = None
+    inter_share: Optional[float] = None  # inter-node bytes / all bytes per exchange
+
+
+def _inter_share(rec: dict[str, Any]) -> Optional[float]:
+    """The inter-node share of a record's exchanged bytes (None if unknown)."""
+    b = rec.get("bytes_per_exchange")
+    if not isinstance(b, dict):
+        return None
+    intra, inter = b.get("intra_node"), b.get("inter_node")
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (intra, inter)):
+        return None
+    total = intra + inter + (b.get("zero_copy") or 0)
+    return inter / total if total > 0 else None
 
 
 def _number_or_nan(value: Any) -> float:
@@ -147,7 +160,7 @@ def solve_runs(study: Study) -> dict[str, list[SolveRun]]:
             r["point"], rec["kernel"], scheme, label, m, int(rec["threads"]),
             int(r["context"].get("ranks", 0)), rec["time_s"]["median"], rec["time_s"]["min"],
             rec["time_s"]["max"], _number_or_nan(rec.get("l2")), rec.get("fractions", {}),
-            rec.get("breakdown_s", {}), r.get("trace", ""), rec.get("iterations")))
+            rec.get("breakdown_s", {}), r.get("trace", ""), rec.get("iterations"), _inter_share(rec)))
     order = {"pure-mpi": 0, "masteronly": 1}
     for runs in by_kernel.values():
         runs.sort(key=lambda s: (order.get(s.scheme, 2), s.scheme, s.m))
@@ -192,6 +205,15 @@ def validations(runs: dict[str, list[SolveRun]]) -> list[Validation]:
             elif s.scheme == "adaptive":
                 pred = model.epsilon_adaptive_bound(fc, fn, n)
                 note = "upper bound (ideal load balancing)"
+            elif s.scheme == "shared-window" and mo.inter_share is not None:
+                # masteronly's split of the bytes: shared-window's own moves
+                # its intra-node faces as zero-copy.
+                pred = model.epsilon_shared_window(fc, fn, n, mo.inter_share)
+                note = (f"zero-copy intra-node faces, inter-node share {mo.inter_share:.2f} "
+                        "(this package's model)")
+            elif s.scheme == "partitioned":
+                pred = model.epsilon_partitioned(fc, fn, n)
+                note = "asynchronous progress assumed (this package's model)"
             else:
                 note = "no equation in the papers for this scheme"
             rows.append(Validation(kernel, s.label, n, s.m, pred, measured, spread, note))

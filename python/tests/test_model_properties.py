@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -95,3 +96,55 @@ def test_eq14_crossover_is_where_epsilon_is_one(n: int, data: st.DataObject, a: 
     m = data.draw(st.integers(min_value=1, max_value=n - 1))
     cross = model.eq14_crossover(a, n, m)
     assert abs(model.eq14_epsilon(cross, a, b, n, m) - 1.0) <= 1e-9
+
+
+# The models of the two schemes beyond the papers (python/README.md).
+@pytest.mark.parametrize("f_comm,f_non,n", [(0.3, 0.1, 8), (0.05, 0.0, 4), (0.6, 0.2, 16), (0.2, 0.5, 2)])
+def test_shared_window_model_limits(f_comm: float, f_non: float, n: int) -> None:
+    # All faces inter-node: exactly funneled (eq. 3 with m = 1).
+    assert model.epsilon_shared_window(f_comm, f_non, n, 1.0) == pytest.approx(
+        model.epsilon(f_comm, f_non, n, 1))
+    # Intra-node faces at a message's cost: funneled again; at zero cost: faster.
+    assert model.epsilon_shared_window(f_comm, f_non, n, 0.3, intra_cost=1.0) == pytest.approx(
+        model.epsilon(f_comm, f_non, n, 1))
+    assert model.epsilon_shared_window(f_comm, f_non, n, 0.3) >= model.epsilon(f_comm, f_non, n, 1) - 1e-12
+    # No inter-node faces and free intra-node ones: only the n - 1 computing threads bound it.
+    f_ov = 1.0 - f_comm - f_non
+    assert model.epsilon_shared_window(f_comm, f_non, n, 0.0) == pytest.approx(
+        1.0 / (f_non + f_ov * n / (n - 1)))
+
+
+def test_shared_window_worked_example() -> None:
+    # f_comm 0.4, f_comp_non 0.1, n 4, half the bytes inter-node, zero-copy:
+    # f_sw = 0.2, f_ov = 0.5 -> max(0.2, 0.5 * 4/3) = 0.6667 -> 1 / 0.7667.
+    assert model.epsilon_shared_window(0.4, 0.1, 4, 0.5) == pytest.approx(1.0 / (0.1 + 0.5 * 4 / 3))
+    with pytest.raises(ValueError):
+        model.epsilon_shared_window(0.4, 0.1, 4, 1.5)
+
+
+@pytest.mark.parametrize("f_comm,f_non,n", [(0.3, 0.1, 8), (0.05, 0.0, 4), (0.6, 0.2, 16)])
+def test_partitioned_model(f_comm: float, f_non: float, n: int) -> None:
+    f_ov = 1.0 - f_comm - f_non
+    assert model.epsilon_partitioned(f_comm, f_non, n) == pytest.approx(1.0 / (f_non + max(f_comm, f_ov)))
+    # No asynchronous progress: masteronly's time, epsilon 1.
+    assert model.epsilon_partitioned(f_comm, f_non, n, async_progress=False) == pytest.approx(1.0)
+    # No thread reserved: never below funneled's prediction with progress.
+    assert model.epsilon_partitioned(f_comm, f_non, n) >= model.epsilon(f_comm, f_non, n, 1) - 1e-12
+
+
+def test_report_validates_the_new_schemes_with_their_models() -> None:
+    from hympi_lab import report
+
+    def run(scheme: str, median: float, inter_share: float) -> report.SolveRun:
+        return report.SolveRun(f"solve-jacobi-{scheme}", "jacobi", scheme, scheme, 0, 4, 4, median,
+                               median * 0.99, median * 1.01, 1.0,
+                               {"f_comm": 0.4, "f_comp_non": 0.1, "f_comp_overlap": 0.5}, {}, "",
+                               None, inter_share)
+
+    runs = {"jacobi": [run("masteronly", 1.0, 0.5), run("shared-window", 0.8, 0.0),
+                       run("partitioned", 0.9, 0.5)]}
+    rows = {v.label: v for v in report.validations(runs)}
+    # masteronly's byte split (0.5) feeds shared-window's model, not its own zero-copy record.
+    assert rows["shared-window"].predicted == pytest.approx(model.epsilon_shared_window(0.4, 0.1, 4, 0.5))
+    assert rows["shared-window"].measured == pytest.approx(1.25)
+    assert rows["partitioned"].predicted == pytest.approx(model.epsilon_partitioned(0.4, 0.1, 4))
