@@ -528,6 +528,57 @@ def cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _grid(text: str) -> tuple[int, int, int]:
+    """NXxNYxNZ or N^3, as hympi solve --grid."""
+    t = text.strip().lower()
+    parts = [t[:-2]] * 3 if t.endswith("^3") else t.split("x")
+    try:
+        dims = [int(p) for p in parts]
+    except ValueError:
+        dims = []
+    if len(dims) != 3:
+        raise argparse.ArgumentTypeError(f"expected NXxNYxNZ or N^3 (e.g. 512x512x256, 256^3), got {text!r}")
+    if min(dims) < 1 or max(dims) > 1 << 30:
+        raise argparse.ArgumentTypeError(f"every grid dimension must lie in 1..{1 << 30} (got {text!r})")
+    return dims[0], dims[1], dims[2]
+
+
+def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
+    from . import project
+    from .report import check_study_dir
+
+    outdir = check_study_dir(args.dir)
+    if args.output:
+        from . import plotting
+        plotting.check_outputs(args.output)
+    inputs = project.load_inputs(outdir)
+    req = project.default_request(inputs)
+    # The study's node shape unless told; a count left out follows from
+    # cores = ranks x threads (request_problems refuses a shape that does not).
+    cores = args.cores_per_node or (args.ranks * args.threads if args.ranks and args.threads
+                                    else req.shape.cores)
+    if args.ranks and args.threads:
+        ranks, threads = args.ranks, args.threads
+    elif args.ranks:
+        ranks, threads = args.ranks, max(1, cores // args.ranks)
+    else:
+        threads = args.threads or req.shape.threads
+        ranks = max(1, cores // threads)
+    req = project.Request(args.kernel or req.kernels, project.Shape(cores, ranks, threads),
+                          args.grid or req.grid,
+                          ["weak", "strong"] if args.scaling == "both" else [args.scaling],
+                          args.max_nodes, args.samples)
+    doc = project.document(inputs, req)
+    if args.output:
+        from . import plotting
+        plotting.projection(doc, args.output)
+    text = project.text(doc)
+    if args.output:
+        text += "\nwrote " + ", ".join(args.output)
+    _emit(args, "project", doc, text, out)
+    return 0
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -791,12 +842,43 @@ def _add_trace(sub: Subparsers) -> None:
     p.set_defaults(func=cmd_trace)
 
 
+def _add_project(sub: Subparsers) -> None:
+    """`project`."""
+    p = sub.add_parser("project", help="carry a study's fitted model to 1..16384 nodes",
+                       description="Predicts the time per iteration and the parallel efficiency of "
+                       "each kernel under each measured scheme (and m) for 1 to 16384 nodes, weak and "
+                       "strong scaling, from a study's ping-pong (Hockney), internode (link "
+                       "saturation) and solve runs (cost per point). First predicts the study's own "
+                       "runs and prints the error against each. Exit 0; 2: bad input or a study "
+                       "without the runs a projection needs (names the step).")
+    p.add_argument("dir", metavar="DIR", help="a study directory (hympi-lab study --out DIR)")
+    p.add_argument("--grid", type=_grid, metavar="NXxNYxNZ",
+                   help="the problem on one node: weak scaling gives every node this many points, "
+                   "strong scaling divides it (default: the study's solve grid)")
+    p.add_argument("--cores-per-node", type=_positive_int, metavar="C",
+                   help="cores of a node (default: the study's ranks per node x threads)")
+    p.add_argument("--ranks", type=_positive_int, metavar="R", help="MPI ranks per node of the hybrid schemes")
+    p.add_argument("--threads", type=_positive_int, metavar="T", help="threads per rank (R x T = C)")
+    p.add_argument("--kernel", action="append", choices=("jacobi", "rbgs", "spmv", "cg"),
+                   help="project this kernel (repeat; default every kernel the study measured)")
+    p.add_argument("--scaling", choices=("weak", "strong", "both"), default="both",
+                   help="default both")
+    p.add_argument("--max-nodes", type=_positive_int, default=16384, metavar="N",
+                   help="largest node count (default 16384)")
+    p.add_argument("--samples", type=_positive_int, default=200, metavar="S",
+                   help="Monte Carlo draws of the fitted parameters for the 16-84 %% band (default 200)")
+    p.add_argument("-o", "--output", action="append", metavar="PNG",
+                   help="efficiency plot (.png or .svg), one panel per kernel and scaling; repeatable")
+    _add_json(p)
+    p.set_defaults(func=cmd_project)
+
+
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Performance model, fits and advice for hybrid "
                     "MPI+OpenMP schemes (the equations of the hympi seed papers).")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_model, _add_fit, _add_advise, _add_plot, _add_study, _add_report, _add_trace):
+    for add in (_add_model, _add_fit, _add_advise, _add_plot, _add_study, _add_report, _add_project, _add_trace):
         add(sub)
     return parser
 

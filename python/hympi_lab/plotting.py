@@ -272,3 +272,44 @@ def gantt(trace, outputs: Sequence[str], max_ranks: int = 4) -> None:
               loc="upper center", bbox_to_anchor=(0.5, -0.18 - 0.6 / max(1, len(rows))), ncol=6,
               fontsize="small")
     _save(fig, outputs)
+
+
+def projection(doc: dict, outputs: Sequence[str]) -> None:
+    """hympi-lab project: parallel efficiency over nodes, one line per scheme
+    with its 16-84 % band, one panel per kernel and scaling."""
+    panels = [p for p in doc["projections"] if p["series"]]
+    if not panels:
+        raise InputError("nothing to plot: no scheme of the study runs on the requested node shape")
+    cols = len({p["scaling"] for p in panels})
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 3.8 * rows), squeeze=False,
+                             constrained_layout=True)
+    for ax, p in zip(axes.flat, panels):
+        best = None
+        for i, s in enumerate(p["series"]):
+            nodes = np.array(s["nodes"], dtype=float)
+            t = np.array([np.nan if v is None else v for v in s["time_s"]])
+            eff = np.array([np.nan if v is None else v for v in s["efficiency"]])
+            lo = np.array([np.nan if v is None else v for v in s["low_s"]])
+            hi = np.array([np.nan if v is None else v for v in s["high_s"]])
+            # Efficiency is T_best(1) / (T(N) [x N]): the time band maps onto it inversely.
+            with np.errstate(invalid="ignore", divide="ignore"):
+                e_hi, e_lo = eff * t / lo, eff * t / hi
+            ax.plot(nodes, eff, marker=".", color=f"C{i % 10}", label=s["scheme"])
+            ax.fill_between(nodes, e_lo, e_hi, color=f"C{i % 10}", alpha=0.15, linewidth=0)
+            best = nodes
+        for x in p["crossovers"]:
+            ax.axvline(x["nodes"], color="0.5", linestyle=":", linewidth=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("nodes")
+        ax.set_ylabel("parallel efficiency")
+        ax.set_title(f"{p['kernel']}, {p['scaling']} scaling")
+        ax.grid(True, alpha=0.3)
+        if best is not None:
+            ax.legend(fontsize="x-small")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("projection: efficiency against the best one-node run (dotted: the fastest "
+                 "scheme changes)", fontsize="small")
+    _save(fig, outputs)

@@ -18,7 +18,7 @@ import json
 import math
 import os
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
@@ -30,7 +30,7 @@ from .study import RESULTS, STUDY_FILE, load_results, load_study
 K = TypeVar("K")
 
 SECTION_IDS = ("machine", "beff", "internode", "ratio", "pack", "overlap", "fig5", "breakdown",
-               "validation", "timelines", "recommendation")
+               "validation", "timelines", "recommendation", "projection")
 
 # Run-to-run spread below which a model error is not distinguishable from noise.
 NOISE_FLOOR = 0.05
@@ -737,10 +737,48 @@ def write_report(outdir: Path) -> str:
            "fastest; the model's verdict uses the masteronly run's spread as the uncertainty of its "
            "fractions and says 'no clear winner' when the ranking can flip within it.")
 
+    _projection_section(page, outdir, plotting)
+
     text = page.html(f"hympi study report: {mach.get('host', '')}")
     write_atomic(outdir / "report.html", text)
     write_csv(study, outdir / "results.csv")
     return verdict
+
+
+def _projection_section(page: Page, outdir: Path, plotting: Any) -> None:
+    """12. hympi-lab project with the study's own grid and node shape."""
+    from . import project
+
+    page.section("projection", "12. Projection to 16,384 nodes")
+    try:
+        inputs = project.load_inputs(outdir)
+        req = project.default_request(inputs)
+        doc = project.document(inputs, replace(req, samples=100))
+    except InputError as err:
+        page.missing("fig-projection", str(err))
+        return
+    _write_json(outdir / "projection.json", doc)
+    sc = doc["self_consistency"]
+    page.p(f"The model of 'hympi-lab project' (python/README.md, Projection) first predicts this "
+           f"study's own runs: {sc['within']} of {sc['runs']} within {sc['limit'] * 100:.0f} %. "
+           "Where it misses, the projection below inherits the miss.",
+           "" if sc["within"] == sc["runs"] else "warn")
+    page.table(["kernel", "scheme", "measured s/iteration", "predicted", "error", "run spread"],
+               [(c["kernel"], c["scheme"], c["measured_s"], c["predicted_s"], f"{c['error'] * 100:+.0f} %",
+                 f"{c['spread'] * 100:.0f} %") for c in sc["checks"]], tid="projection-check")
+    grid = "x".join(map(str, req.grid))
+    page.figure("fig-projection", lambda o: plotting.projection(doc, o),
+                f"Parallel efficiency over nodes, weak (every node keeps {grid} points) and strong "
+                f"({grid} in all) scaling, {req.shape.ranks} rank(s) x {req.shape.threads} thread(s) "
+                "per node; bands: 16-84 % of the fitted parameters' spread.")
+    for p in doc["projections"]:
+        cross = "; ".join(f"at {x['nodes']} nodes {x['from']} -> {x['to']}"
+                          + ("" if x["separated"] else " (within the bands)") for x in p["crossovers"])
+        page.p(f"{p['kernel']}, {p['scaling']} scaling: fastest at 1 node {p['fastest'][0]}, at "
+               f"{p['series'][0]['nodes'][-1] if p['series'] else '-'} nodes "
+               f"{p['fastest'][-1] if p['fastest'] else '-'}; "
+               + (f"the fastest changes {cross}." if cross else "the fastest does not change."))
+    page.p("Where it stops holding: " + " ".join(f"({i + 1}) {n}." for i, n in enumerate(doc["limits"])))
 
 
 def _write_json(path: Path, data: Any) -> None:

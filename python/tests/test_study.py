@@ -31,7 +31,7 @@ if not HYMPI.is_file():
     pytest.skip("build/bin/hympi is not built", allow_module_level=True)
 
 FIGURES = ("fig-beff", "fig-internode", "fig-ratio", "fig-pack", "fig-overlap", "fig-fig5",
-           "fig-breakdown")
+           "fig-breakdown", "fig-projection")
 
 
 def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

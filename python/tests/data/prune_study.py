@@ -1,0 +1,37 @@
+"""Copy a study directory keeping only what `hympi-lab project` reads.
+
+    python prune_study.py SRC DST
+
+Keeps study.json whole, and of results.jsonl the ping-pong (beff), internode
+and solve records with their point lines (n_results recounted); drops the
+b_eff patterns, raw/ and the traces. The numbers kept are untouched.
+"""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+KEEP = {("beff", "pingpong"), ("internode", "point"), ("internode", "summary"), ("solve", "solve")}
+
+
+def main(src: Path, dst: Path) -> None:
+    dst.mkdir(parents=True, exist_ok=False)
+    shutil.copy(src / "study.json", dst / "study.json")
+    out, kept = [], 0
+    for line in (src / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["record"] == "result":
+            if (rec["step"], rec["result"].get("kind")) in KEEP:
+                out.append(line)
+                kept += 1
+        elif rec["record"] == "point":
+            if kept:
+                rec["n_results"] = kept
+                out.append(json.dumps(rec, sort_keys=True))
+            kept = 0
+    (dst / "results.jsonl").write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
