@@ -1,41 +1,60 @@
 #!/usr/bin/env bash
-# Benchmark, not a test: beff's ping-pong bandwidth at Lmax against NetPIPE's
-# (Debian netpipe-openmpi, program NPopenmpi) at the same message size, both
+# Benchmark, not a test: beff's ping-pong bandwidth against NetPIPE's
+# (Debian netpipe-openmpi, program NPopenmpi) at the same message sizes, both
 # on 2 ranks of this machine under Open MPI, interleaved: R rounds of
-# (hympi bench beff, NPopenmpi), then the medians and their ratio. The target
-# (issue 4): within 15 %.
-#   bench/netpipe_compare.sh [LMAX_BYTES (default 8000000)] [ROUNDS (default 5)]
+# (hympi bench beff, NPopenmpi), then the medians over rounds and the ratios.
+# Target (issue 8): within 10 %.
+#   bench/netpipe_compare.sh [LMAX_BYTES (default 8000000)] [ROUNDS (default 15)]
+# Two figures of hympi per round, since the two tools keep different things:
+#   best    the fastest of beff's repetitions (what beff reports, as b_eff's
+#           definition takes the best repetition); a repetition times only
+#           max(4, loop_count) round trips, so on a noisy machine the best
+#           of 5 short windows catches a quiet moment;
+#   median  the median repetition.
+# NetPIPE keeps the fastest of 3 trials, each timing as many round trips as
+# fill about a quarter of a second: long windows average the noise out.
 # Units: MB/s with MB = 10^6 B. NetPIPE's own "Mbps" column is 2^20 bits/s,
 # so its rate is taken from its byte count and time columns instead.
+# Ranks are bound one per core when the machine has 2 cores or more.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lmax=${1:-8000000}
-rounds=${2:-5}
+rounds=${2:-15}
 hympi=$root/build/bin/hympi
 [ -x "$hympi" ] || { echo "netpipe_compare: build first (make build)" >&2; exit 2; }
 command -v NPopenmpi > /dev/null || { echo "netpipe_compare: NPopenmpi missing (apt-get install netpipe-openmpi)" >&2; exit 2; }
+# (before OMP_NUM_THREADS is set: GNU nproc honours it)
+if [ "$(nproc)" -ge 2 ]; then
+  mpirun=(mpirun.openmpi -n 2 --bind-to core --map-by core)
+else
+  mpirun=(mpirun.openmpi -n 2 --oversubscribe --bind-to none)
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-mpirun=(mpirun.openmpi -n 2 --oversubscribe --bind-to none)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-hy=()
-np=()
-echo "# ping-pong at $lmax bytes, 2 ranks, Open MPI; MB/s, MB = 10^6 B"
-printf '# %-6s %14s %14s\n' round "hympi beff" "NPopenmpi"
+rows=()
+echo "# ping-pong at $lmax bytes, 2 ranks, Open MPI (${mpirun[*]:3}); MB/s, MB = 10^6 B"
+printf '# %-6s %14s %14s %14s\n' round "hympi best" "hympi median" "NPopenmpi"
 for r in $(seq 1 "$rounds"); do
   "${mpirun[@]}" "$hympi" bench beff --lmax "$lmax" --repeat 5 --json "$tmp/beff.json" > /dev/null
-  h=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([x for x in d["results"] if x["kind"]=="summary"][0]["pingpong_lmax_MBps"])' "$tmp/beff.json")
+  read -r best median < <(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+(p,) = [x for x in d["results"] if x["kind"] == "pingpong" and x["bytes"] == int(sys.argv[2])]
+print(p["bytes"] / p["time_s"]["min"] / 1e6, p["bytes"] / p["time_s"]["median"] / 1e6)' "$tmp/beff.json" "$lmax")
   (cd "$tmp" && "${mpirun[@]}" NPopenmpi -l "$lmax" -u "$lmax" -p 0 -o "$tmp/np.out" > /dev/null 2>&1)
   n=$(awk -v L="$lmax" '$1 == L { printf "%.6f\n", $1 / $3 / 1e6 }' "$tmp/np.out" | tail -1)
-  hy+=("$h")
-  np+=("$n")
-  printf '  %-6s %14.1f %14.1f\n' "$r" "$h" "$n"
+  rows+=("$best $median $n")
+  printf '  %-6s %14.1f %14.1f %14.1f\n' "$r" "$best" "$median" "$n"
 done
-python3 - "${hy[*]}" "${np[*]}" <<'PY'
+printf '%s\n' "${rows[@]}" | python3 -c '
 import statistics, sys
-h = statistics.median(map(float, sys.argv[1].split()))
-n = statistics.median(map(float, sys.argv[2].split()))
-ratio = h / n
-print(f"# medians: hympi beff ping-pong {h:.1f} MB/s, NPopenmpi {n:.1f} MB/s, ratio {ratio:.3f}"
-      f" ({'within' if abs(ratio - 1) <= 0.15 else 'NOT within'} 15 %)")
-PY
+rows = [list(map(float, line.split())) for line in sys.stdin if line.strip()]
+best, median, netpipe = (statistics.median(c) for c in zip(*rows))
+per_round = [(b / n, m / n) for b, m, n in rows]
+rb = statistics.median(x for x, _ in per_round)
+rm = statistics.median(y for _, y in per_round)
+ok = lambda r: "within" if abs(r - 1) <= 0.10 else "NOT within"
+print(f"# medians over rounds: hympi best {best:.1f}, hympi median {median:.1f}, NPopenmpi {netpipe:.1f} MB/s")
+print(f"# hympi/NetPIPE, median of the rounds\x27 ratios: best {rb:.3f} ({ok(rb)} 10 %), "
+      f"median {rm:.3f} ({ok(rm)} 10 %)")'

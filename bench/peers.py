@@ -13,18 +13,24 @@ a core when the ranks fit the cores):
                       T MatMults on the same operator and start vector
   cg-{sell,crs,stencil}     hympi solve --kernel cg --format F (M^3, tol)
   petsc-kspcg         bench/peers_petsc.py cg: KSPCG + PCNONE, same tol
+  halo                hympi bench pack --faces H: the library's halo exchange
+                      (ExchangePlan::begin/end, as every scheme runs it, one
+                      thread) and, in the same process, the exchange a plain MPI
+                      code writes (pack a face, MPI_Sendrecv, unpack; direction
+                      after direction) of the same six faces
 
 A case's time in a round is the median of its in-process repetitions (the
 loop only; set-up excluded on both sides; maximum over ranks); the table gives
-the median, min and max over rounds, and each ratio PETSc time / hympi time
-as the median of the rounds' own ratios (both ran in the same round). Before
+the median, min and max over rounds, and each ratio peer time / hympi time
+(PETSc's; MPI_Sendrecv's for the halo) as the median of the rounds' own
+ratios (both ran in the same round). Before
 any time counts, every run is checked: spmv's checksum and l2 against
 PETSc's (1e-10 relative: the same iterates, rounded differently), cg's
 iteration count (+-1) and solution (checksum and l2 to 1e-6 relative); a
 mismatch stops the benchmark (exit 1) without ratios.
 
   bench/peers.py [--spmv-grid N] [--cg-grid M] [--iters T] [--rounds R]
-                 [--repeat K] [--cg-repeat K] [--tol X] [--json PATH]
+                 [--repeat K] [--cg-repeat K] [--tol X] [--halo-face H] [--json PATH]
 
 Writes a JSON document (schema_version 1, kind "peers") with a `context`
 block (hympi's own context from its first run, plus PETSc's version, the
@@ -49,7 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("sell", "crs", "stencil")
 # Issue 8's targets, as PETSc time / hympi time.
-TARGETS = {"spmv-sell": 1.2, "cg-sell": 1.3, "cg-stencil": 5.0}
+TARGETS = {"spmv-sell": 1.2, "cg-sell": 1.3, "cg-stencil": 5.0, "halo": 0.95}
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -61,6 +67,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="spmv repetitions per run (default 3)")
     p.add_argument("--cg-repeat", type=int, default=1, help="cg repetitions per run (default 1)")
     p.add_argument("--tol", type=float, default=1e-8, help="cg relative residual (default 1e-8)")
+    p.add_argument("--halo-face", type=int, default=256,
+                   help="H: halo exchange of H^3 points per rank, faces of H^2 (default 256)")
     p.add_argument("--ranks", default=os.environ.get("RANKS", "1 2"),
                    help="rank counts (default $RANKS or '1 2')")
     p.add_argument("--hympi", default=str(ROOT / "build" / "bin" / "hympi"))
@@ -71,7 +79,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="output document (default results/bench-peers-<UTC time>.json)")
     a = p.parse_args(argv)
     bad = [f"--{k.replace('_', '-')} must be >= 1" for k in
-           ("spmv_grid", "cg_grid", "iters", "rounds", "repeat", "cg_repeat") if getattr(a, k) < 1]
+           ("spmv_grid", "cg_grid", "iters", "rounds", "repeat", "cg_repeat", "halo_face")
+           if getattr(a, k) < 1]
     try:
         a.rank_list = [int(r) for r in a.ranks.replace(",", " ").split()]
     except ValueError:
@@ -160,6 +169,22 @@ class Runner:
         return {"time_s": r["time_s"]["median"], "iterations": r["iters"],
                 "checksum": r["checksum"], "l2": r["l2"]}
 
+    def halo(self, ranks: int) -> dict:
+        """The library's exchange (1 thread) and plain MPI_Sendrecv, one run."""
+        a = self.args
+        path = self.tmp / f"halo-{ranks}.json"
+        self.run("halo", self.launcher(ranks) + [
+            a.hympi, "bench", "pack", "--faces", str(a.halo_face), "--threads", "1",
+            "--repeat", str(a.repeat), "--json", str(path)])
+        points = {r["method"]: r for r in json.loads(path.read_text())["results"]
+                  if r["kind"] == "point" and r["threads"] == 1}
+        if not all(p["halos_ok"] for p in points.values()):
+            sys.exit(f"peers: wrong halo values at {ranks} ranks")
+        return {"time_s": points["library"]["time_s"]["median"],
+                "sendrecv_s": points["sendrecv"]["time_s"]["median"],
+                "datatype_s": points["datatype"]["time_s"]["median"],
+                "bytes_moved": points["library"]["bytes_moved"]}
+
     def petsc(self, ranks: int, work: str) -> dict:
         a = self.args
         grid = a.spmv_grid if work == "spmv" else a.cg_grid
@@ -203,7 +228,8 @@ def measure(runner: Runner, ranks: int) -> dict:
     a = runner.args
     cases = {"stream-copy": lambda: runner.stream(ranks),
              "petsc-matmult": lambda: runner.petsc(ranks, "spmv"),
-             "petsc-kspcg": lambda: runner.petsc(ranks, "cg")}
+             "petsc-kspcg": lambda: runner.petsc(ranks, "cg"),
+             "halo": lambda: runner.halo(ranks)}
     for f in FORMATS:
         cases[f"spmv-{f}"] = lambda f=f: runner.hympi(ranks, "spmv", f)
         cases[f"cg-{f}"] = lambda f=f: runner.hympi(ranks, "cg", f)
@@ -231,6 +257,10 @@ def measure(runner: Runner, ranks: int) -> dict:
         if name == "stream-copy":
             c["bytes_per_s"] = summarise([rd[name]["bytes_per_s"] for rd in rounds])
             c["mlups"] = c["bytes_per_s"]["median"] / 16 / 1e6  # elements copied per second
+        elif name == "halo":
+            c["sendrecv_s"] = summarise([rd[name]["sendrecv_s"] for rd in rounds])
+            c["datatype_s"] = summarise([rd[name]["datatype_s"] for rd in rounds])
+            c["face"] = a.halo_face
         elif "cg" in name:
             c["iterations"] = last["iterations"]
             c["mlups"] = a.cg_grid ** 3 * last["iterations"] / c["time_s"]["median"] / 1e6
@@ -247,6 +277,10 @@ def measure(runner: Runner, ranks: int) -> dict:
             out["ratios"][f"{name} vs {peer}"] = {
                 **summarise(per_round), "target": TARGETS.get(name),
                 "met": (statistics.median(per_round) >= TARGETS[name]) if name in TARGETS else None}
+    per_round = [rd["halo"]["sendrecv_s"] / rd["halo"]["time_s"] for rd in rounds]
+    out["ratios"]["halo vs MPI_Sendrecv"] = {
+        **summarise(per_round), "target": TARGETS["halo"],
+        "met": statistics.median(per_round) >= TARGETS["halo"]}
     # hympi's spmv against the copy bandwidth: MLUP/s x the bytes per point
     # the kernel declares (hympi info) / copy's bytes per second.
     copy = out["cases"]["stream-copy"]["bytes_per_s"]["median"]
@@ -263,13 +297,18 @@ def table(res: dict, args: argparse.Namespace) -> str:
              f"# {'case':<16} {'median s':>11} {'min s':>11} {'max s':>11} {'MLUP/s':>10} {'iters':>6}"]
     for name, c in res["cases"].items():
         t = c["time_s"]
+        mlups = f"{c['mlups']:10.1f}" if "mlups" in c else f"{'-':>10}"
         lines.append(f"  {name:<16} {t['median']:11.5f} {t['min']:11.5f} {t['max']:11.5f} "
-                     f"{c['mlups']:10.1f} {c.get('iterations', ''):>6}")
+                     f"{mlups} {c.get('iterations', ''):>6}")
+        if name == "halo":
+            for other in ("sendrecv", "datatype"):
+                o = c[f"{other}_s"]
+                lines.append(f"  {'  ' + other:<16} {o['median']:11.5f} {o['min']:11.5f} {o['max']:11.5f}")
     lines.append("# spmv x its declared bytes per point / copy bandwidth: " + ", ".join(
         f"{n} {v:.2f}" for n, v in res["of_copy_bandwidth"].items()))
-    lines.append(f"# {'PETSc time / hympi time':<34} {'median':>7} {'min':>7} {'max':>7}  target")
+    lines.append(f"# {'peer time / hympi time':<34} {'median':>7} {'min':>7} {'max':>7}  target")
     for name, r in res["ratios"].items():
-        tgt = "" if r["target"] is None else f">= {r['target']:.1f} {'met' if r['met'] else 'NOT met'}"
+        tgt = "" if r["target"] is None else f">= {r['target']:g} {'met' if r['met'] else 'NOT met'}"
         lines.append(f"  {name:<34} {r['median']:7.2f} {r['min']:7.2f} {r['max']:7.2f}  {tgt}")
     return "\n".join(lines)
 
@@ -301,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         context.pop(key, None)  # per run, not per document: see each result's ranks and binding
     doc = {"schema_version": 1, "kind": "peers", "context": context,
            "config": {k: getattr(args, k) for k in
-                      ("spmv_grid", "cg_grid", "iters", "rounds", "repeat", "cg_repeat", "tol")},
+                      ("spmv_grid", "cg_grid", "iters", "rounds", "repeat", "cg_repeat", "tol",
+                       "halo_face")},
            "results": results}
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"# wrote {path}")

@@ -123,7 +123,7 @@ if bench == "pack":
         assert r["messages"] == P * 6, r
     for f in {r["n"] for r in points}:
         got = sorted((r["method"], r["threads"]) for r in points if r["n"] == f)
-        assert got == sorted([("datatype", 1)] + [("pack", t) for t in range(1, n + 1)]), got
+        assert got == sorted([("datatype", 1), ("library", 1), ("sendrecv", 1)] + [("pack", t) for t in range(1, n + 1)]), got
 print("ok", bench, P, len(res))
 PY
 }

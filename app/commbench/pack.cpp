@@ -6,7 +6,13 @@
 //    on the buffers, the threads unpack the received faces into the halo;
 //    over thread counts 1..--threads;
 //  - "datatype": MPI_Type_create_subarray for each face, Irecv/Isend/Waitall
-//    straight from and into the field (MPI packs; threads play no part).
+//    straight from and into the field (MPI packs; threads play no part);
+//  - "library": the exchange every scheme uses, ExchangePlan::begin/end
+//    (per face: pack, Isend; then unpack each face as it arrives), one thread;
+//  - "sendrecv": the exchange a plain MPI code writes, the reference the
+//    library's is held to (issue 8): per direction, pack the face into a
+//    buffer, MPI_Sendrecv with the two neighbours along its axis, unpack; one
+//    direction after the other, one thread.
 // Every exchange is checked: the interior holds a function of the global
 // coordinates, and every halo point must equal that function at the periodic
 // neighbour's point ("halos_ok"); a wrong halo fails the run.
@@ -110,6 +116,42 @@ void exchange_packed(ExchangePlan& plan, Field& f, int threads, Traffic& sent) {
     std::copy(in, in + b.extent(0), f.data() + f.index(b.lo[0], j, k));
   });
   for (auto& m : msgs) plan.wait_send(m);
+}
+
+// One box of the field to or from a contiguous buffer, row by row (i fastest,
+// then j, then k: ExchangePlan::pack's layout).
+void copy_box(Field& f, const Box& b, double* buf, bool to_buffer) {
+  std::size_t at = 0;
+  for (int k = b.lo[2]; k < b.hi[2]; ++k)
+    for (int j = b.lo[1]; j < b.hi[1]; ++j) {
+      double* row = f.data() + f.index(b.lo[0], j, k);
+      const auto n = static_cast<std::size_t>(b.extent(0));
+      if (to_buffer)
+        std::copy(row, row + n, buf + at);
+      else
+        std::copy(buf + at, buf + at + n, row);
+      at += n;
+    }
+}
+
+// The textbook exchange: for each direction, the face toward it goes to that
+// neighbour while the halo on the other side arrives from the opposite one,
+// in one MPI_Sendrecv (tags as the plan's, so the pairs match).
+void exchange_sendrecv(ExchangePlan& plan, Field& f, MPI_Comm comm, Traffic& sent) {
+  std::array<FaceMessage*, kDirections> by_dir{};
+  for (auto& m : plan.messages()) by_dir[static_cast<std::size_t>(m.dir)] = &m;
+  for (int dir = 0; dir < kDirections; ++dir) {
+    FaceMessage* out = by_dir[static_cast<std::size_t>(dir)];
+    FaceMessage* in = by_dir[static_cast<std::size_t>(opposite(dir))];
+    if (out == nullptr || in == nullptr) continue;  // the pack grid is periodic: never
+    copy_box(f, out->send_box, out->send_buf.data(), true);
+    HYMPI_CHECK_MPI(MPI_Sendrecv(out->send_buf.data(), static_cast<int>(out->send_buf.size()), MPI_DOUBLE,
+                                 out->neighbour, out->send_tag, in->recv_buf.data(),
+                                 static_cast<int>(in->recv_buf.size()), MPI_DOUBLE, in->neighbour,
+                                 in->recv_tag, comm, MPI_STATUS_IGNORE));
+    sent.add(static_cast<long long>(out->send_buf.size() * sizeof(double)));
+    copy_box(f, in->recv_box, in->recv_buf.data(), false);
+  }
 }
 
 // One face of the field (with its halo) as an MPI datatype: the plane at
@@ -216,6 +258,13 @@ void run_face(BenchContext& ctx, const ProcessGrid& grid, int n, BenchResult& re
   for (int threads = 1; threads <= ctx.threads; ++threads)
     measure("pack", threads, [&] { exchange_packed(plan, f, threads, sent); });
   measure("datatype", 1, [&] { typed.run(f, ctx.comm, sent); });
+  const FieldList fields{&f};
+  measure("library", 1, [&] {
+    plan.begin(fields);
+    plan.end(fields);
+    for (const auto& m : plan.messages()) sent.add(static_cast<long long>(m.send_buf.size() * sizeof(double)));
+  });
+  measure("sendrecv", 1, [&] { exchange_sendrecv(plan, f, ctx.comm, sent); });
 }
 
 BenchResult run_pack(BenchContext& ctx) {
@@ -233,7 +282,7 @@ BenchResult run_pack(BenchContext& ctx) {
 Benchmark pack_benchmark() {
   Benchmark b;
   b.name = "pack";
-  b.description = "halo exchange: thread-parallel packing vs MPI subarray datatypes";
+  b.description = "halo exchange: thread-parallel packing, the library's, MPI subarray datatypes, plain MPI_Sendrecv";
   b.options = {int_list_option("--faces", "face edge lengths n (n x n faces), comma-separated", "16,32,64", 1, 4096)};
   b.uses_threads = true;
   b.notes = "  --threads N           packing threads 1..N\n";

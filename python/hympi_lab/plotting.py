@@ -189,12 +189,13 @@ def ratio(lengths: Sequence[float], med: Sequence[float], low: Sequence[float],
 
 
 def pack(series: dict, outputs: Sequence[str]) -> None:
-    """Halo exchange bandwidth: thread-parallel packing vs derived datatypes. series: {label: (bytes, MB/s)}."""
+    """Halo exchange bandwidth: thread-parallel packing vs derived datatypes vs a
+    plain MPI_Sendrecv exchange. series: {label: (bytes, MB/s)}."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, (label, (sizes, bw)) in enumerate(sorted(series.items())):
         ax.plot(sizes, bw, "o-", color=f"C{i}", label=label)
     _finish(fig, ax, "face size (bytes)", "exchange bandwidth (MB/s)",
-            "Packing by threads vs MPI derived datatypes", outputs, grid_which="both")
+            "Packing by threads vs derived datatypes vs MPI_Sendrecv", outputs, grid_which="both")
 
 
 def overlap(series: dict, n: int, fit: Optional[tuple], outputs: Sequence[str]) -> None:

@@ -580,8 +580,10 @@ def write_report(outdir: Path) -> str:
     pts = study.of("pack", "point")
     if pts:
         series2 = _xy_series(sorted((r["result"] for r in pts), key=lambda rec: rec["face_bytes"]),
-                             lambda rec: (f"pack, {rec['threads']} thread(s)" if rec["method"] == "pack"
-                                          else f"derived datatype ({rec['method']})"),
+                             lambda rec: {"pack": f"pack, {rec['threads']} thread(s)",
+                                          "library": "the schemes' exchange (1 thread)",
+                                          "sendrecv": "plain MPI_Sendrecv (1 thread)"}.get(
+                                              rec["method"], f"derived datatype ({rec['method']})"),
                              "face_bytes", "bandwidth_MBps")
         ok = all(r["result"].get("halos_ok", True) for r in pts)
         page.figure("fig-pack", lambda o: plotting.pack(series2, o),
