@@ -674,6 +674,22 @@ def request_problems(inputs: Inputs, req: Request) -> list[str]:
     return problems
 
 
+def shape_limits(inputs: Inputs, req: Request) -> list[str]:
+    """What carrying the measured costs to another node shape assumes."""
+    notes = []
+    measured = sorted({c.threads for cs in inputs.costs.values() for c in cs if c.scheme != "pure-mpi"})
+    if measured and req.shape.threads not in measured:
+        notes.append(f"the hybrid schemes' costs were measured with {', '.join(map(str, measured))} "
+                     f"thread(s) per rank and are carried to {req.shape.threads}")
+    busy = inputs.ranks_per_node * inputs.threads
+    if req.shape.cores != busy:
+        notes.append(f"the costs per point were measured with {busy} core(s) of a node computing and "
+                     f"are carried to {req.shape.cores}: each core is assumed to keep its speed, i.e. "
+                     "no more memory-bandwidth contention per core than measured (optimistic for "
+                     "memory-bound kernels on a fuller node)")
+    return notes
+
+
 def _clean(values: Iterable[float]) -> list[Optional[float]]:
     return [v if math.isfinite(v) else None for v in values]
 
@@ -711,7 +727,7 @@ def document(inputs: Inputs, req: Request) -> dict[str, Any]:
                     "ranks_per_node": req.shape.ranks, "threads": req.shape.threads,
                     "scalings": req.scalings, "max_nodes": req.max_nodes, "samples": req.samples},
         "projections": [],
-        "limits": limits(inputs, req.max_nodes),
+        "limits": limits(inputs, req.max_nodes) + shape_limits(inputs, req),
     }
     for kernel in req.kernels:
         for scaling in req.scalings:

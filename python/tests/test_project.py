@@ -220,3 +220,16 @@ def test_a_study_without_the_runs_it_needs(tmp_path, capsys):
     assert "run its solve step" in capsys.readouterr().err
     assert cli.main(["project", str(tmp_path / "nowhere")]) == 2
     assert "not a study directory" in capsys.readouterr().err
+
+
+def test_another_node_shape_says_what_it_assumes(tmp_path, capsys):
+    """Carrying 1-core costs to a 16-core node of 2 ranks x 8 threads is allowed,
+    and the output names the assumption (no more bandwidth contention per core)."""
+    doc_path = tmp_path / "p.json"
+    assert cli.main(["project", str(recorded(tmp_path)), "--cores-per-node", "16", "--ranks", "2",
+                     "--threads", "8", "--max-nodes", "64", "--json", str(doc_path)]) == 0
+    doc = json.loads(doc_path.read_text())["results"][0]
+    assert doc["request"]["ranks_per_node"] == 2 and doc["request"]["threads"] == 8
+    assert any("carried to 16" in n for n in doc["limits"])
+    assert any("carried to 8" in n for n in doc["limits"])
+    assert "carried to 16" in capsys.readouterr().out
