@@ -9,7 +9,13 @@ Candidates, each predicted by seed 000 eq. (3) relative to masteronly:
 The `adaptive` scheme is not ranked: the papers give no equation for it, and
 the ideal-balancing value of `model.epsilon_adaptive_bound` is an upper bound
 (>= funneled always), which would win every comparison it entered. It is
-reported next to the ranking as that bound.
+reported next to the ranking as that bound. So are the two schemes beyond
+the papers, for the same reason: `partitioned` with asynchronous progress
+(`model.epsilon_partitioned`, >= funneled always; without that progress it is
+masteronly's time) and `shared-window` with ideal zero-copy intra-node faces
+(`model.epsilon_shared_window`, intra_cost 0, given the inter-node share of
+the bytes; with hympi's packed faces, intra_cost near 1, it is funneled's
+value). Neither is a prediction one could rank against eq. (3).
 
 Uncertainty: the caller passes sample points (f_comm, f_comp_non) spanning
 the 1-sigma uncertainty of the inputs. If any sample ranks another candidate
@@ -70,6 +76,9 @@ class Advice:
     adaptive_bound: float
     m_min: float
     refused: tuple[str, ...] = ()  # why the inputs cannot back a choice (empty: they can)
+    partitioned_bound: float = 0.0  # model.epsilon_partitioned, asynchronous progress
+    inter_share: Optional[float] = None  # inter-node share of the exchanged bytes, if known
+    shared_window_bound: Optional[float] = None  # ideal zero-copy; None without inter_share
 
     @property
     def best(self) -> Candidate:
@@ -119,9 +128,12 @@ def rank(cands: Sequence[Candidate]) -> list[Candidate]:
 def advise(f_comm: float, f_comp_non: float, n: int,
            samples: Sequence[tuple[float, float]] = (),
            m_max: Optional[int] = None,
-           beta: Optional[Mapping[int, float]] = None) -> Advice:
+           beta: Optional[Mapping[int, float]] = None,
+           inter_share: Optional[float] = None) -> Advice:
     """Rank the candidates for measured fractions; see the module docstring."""
     problems = model.fraction_problems(n, None, f_comp_non, f_comm)
+    if inter_share is not None and not 0.0 <= inter_share <= 1.0:
+        problems.append(f"the inter-node share must lie in [0, 1] (got {inter_share:g})")
     if m_max is not None and m_max < 1:
         problems.append(f"--m-max must be at least 1 (got {m_max})")
     if beta is not None:
@@ -176,6 +188,10 @@ def advise(f_comm: float, f_comp_non: float, n: int,
         margin_range=margin_range, clear_winner=clear, verdict=verdict,
         adaptive_bound=model.epsilon_adaptive_bound(f_comm, f_comp_non, n),
         m_min=model.m_min(f_comm, f_comp_non),
+        partitioned_bound=model.epsilon_partitioned(f_comm, f_comp_non, n),
+        inter_share=inter_share,
+        shared_window_bound=(None if inter_share is None else
+                             model.epsilon_shared_window(f_comm, f_comp_non, n, inter_share, 0.0)),
     )
 
 
@@ -222,6 +238,7 @@ class AdviseInput:
     f_comp_non_err: float = 0.0
     samples: tuple[tuple[float, float], ...] = ()
     refused: tuple[str, ...] = ()  # untrusted_reasons of the measurements
+    inter_share: Optional[float] = None  # inter-node share of the bytes (solve records)
 
     def uncertainty_samples(self) -> list[tuple[float, float]]:
         if self.f_comm_err or self.f_comp_non_err:
@@ -364,8 +381,10 @@ def from_solve_records(documents: Sequence[results.Document], n: Optional[int] =
     if f_comp_non_err is None:
         f_comp_non_err = float(fn.std(ddof=1)) if spread else 0.0
     source = f"{len(found)} masteronly solve record(s), mean" + (" +- sample std" if spread else "")
+    shares = [f.inter_share for f in found if f.inter_share is not None]
     return AdviseInput(threads[0], float(fc.mean()), float(fn.mean()), source, f_comm_err,
-                       f_comp_non_err, refused=tuple(untrusted_reasons(documents, threads[0])))
+                       f_comp_non_err, refused=tuple(untrusted_reasons(documents, threads[0])),
+                       inter_share=float(np.mean(shares)) if shares else None)
 
 
 def advise_input(given: AdviseInput, m_max: Optional[int] = None,
@@ -373,7 +392,8 @@ def advise_input(given: AdviseInput, m_max: Optional[int] = None,
     """`advise` for one AdviseInput, sampling its uncertainty; refused (no
     winner, verdict "cannot recommend: ...") when its measurements cannot be
     trusted."""
-    result = advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(), m_max, beta)
+    result = advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(), m_max, beta,
+                    given.inter_share)
     if given.refused:
         result = dataclasses.replace(result, clear_winner=False, refused=given.refused,
                                      verdict="cannot recommend: " + "; ".join(given.refused))

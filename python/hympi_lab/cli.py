@@ -395,6 +395,9 @@ def cmd_advise(args: argparse.Namespace, out: TextIO) -> int:
     result = advise_mod.advise_input(given, args.m_max, beta)
     rows: list[tuple[str, Any, float]] = [(c.scheme, c.m, c.epsilon) for c in result.ranking]
     rows.append(("adaptive (bound)", "-", result.adaptive_bound))
+    rows.append(("partitioned (bound)", "-", result.partitioned_bound))
+    if result.shared_window_bound is not None:
+        rows.append(("shared-window (bound)", "-", result.shared_window_bound))
     if result.margin_range is None:
         uncertainty = "none given"
     else:
@@ -405,6 +408,11 @@ def cmd_advise(args: argparse.Namespace, out: TextIO) -> int:
                f"(from {source}); uncertainty: {uncertainty}",
                ["scheme", "m", "epsilon"], rows),
         "# adaptive (bound): ideal load balancing, an upper bound that is not ranked",
+        "# partitioned (bound): asynchronous progress assumed (without it: masteronly's time); not ranked",
+        ("# shared-window (bound): zero-copy intra-node faces, inter-node share of the bytes "
+         f"{result.inter_share:.2f}; with hympi's packed faces it is funneled's value; not ranked"
+         if result.shared_window_bound is not None else
+         "# shared-window: needs the inter-node share of the bytes (give masteronly solve records)"),
         f"recommendation: {result.verdict}",
     ])
     data = {
@@ -421,6 +429,9 @@ def cmd_advise(args: argparse.Namespace, out: TextIO) -> int:
         "refused": list(result.refused),
         "verdict": result.verdict,
         "adaptive_bound": result.adaptive_bound,
+        "partitioned_bound": result.partitioned_bound,
+        "shared_window_bound": result.shared_window_bound,
+        "inter_share": result.inter_share,
         "m_min": result.m_min,
     }
     _emit(args, "advise", data, text, out)

@@ -47,6 +47,9 @@ class Fractions:
     f_comp_overlap: float
     threads: int
     source: str
+    # inter-node bytes / all bytes of one exchange (bytes_per_exchange); None
+    # when the record does not say
+    inter_share: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -193,8 +196,20 @@ def masteronly_fractions(documents: Iterable[Document], n: Optional[int] = None)
                                        f"{where}: fractions.f_comp_overlap"),
                 threads=threads,
                 source=doc.path,
+                inter_share=_inter_share(rec.get("bytes_per_exchange")),
             ))
     return found
+
+
+def _inter_share(b: Any) -> Optional[float]:
+    """inter / (intra + inter + zero-copy) of a solve record's bytes_per_exchange."""
+    if not isinstance(b, dict):
+        return None
+    parts = [b.get("intra_node"), b.get("inter_node"), b.get("zero_copy", 0)]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in parts):
+        return None
+    total = sum(parts)
+    return parts[1] / total if total > 0 else None
 
 
 def eq14_points(paths: Sequence[str], n: Optional[int], m: Optional[int]) -> Eq14Points:

@@ -211,3 +211,31 @@ def test_idle_dominated_and_single_repetition_runs_are_refused() -> None:
     single = advise.untrusted_reasons(_docs([_masteronly(0.4, repeat=1)], {}))
     assert single == ["a single repetition: no spread to judge the noise by (repeat the run)"]
     assert advise.untrusted_reasons(_docs([_masteronly(0.4, repeat=1)] * 2, {})) == []
+
+
+def test_schemes_beyond_the_papers_are_reported_as_bounds() -> None:
+    """partitioned (asynchronous progress) and shared-window (zero-copy faces)
+    are upper bounds beside the ranking, like adaptive: never ranked."""
+    result = advise.advise(0.3, 0.1, 8)
+    assert all(c.scheme not in ("partitioned", "shared-window") for c in result.ranking)
+    assert result.partitioned_bound == pytest.approx(model.epsilon_partitioned(0.3, 0.1, 8))
+    assert result.partitioned_bound >= result.best.epsilon
+    assert result.shared_window_bound is None  # no inter-node share from flags
+    with_share = advise.advise(0.3, 0.1, 8, inter_share=0.5)
+    assert with_share.shared_window_bound == pytest.approx(
+        1 / (0.1 + max(0.3 * 0.5, 0.6 * 8 / 7)))
+    with pytest.raises(InputError, match="inter-node share"):
+        advise.advise(0.3, 0.1, 8, inter_share=1.5)
+
+
+def test_solve_records_give_the_inter_node_share() -> None:
+    """bytes_per_exchange of the masteronly records: inter / (intra + inter +
+    zero-copy), averaged; the shared-window bound follows."""
+    roomy = {"nodes": {"node_of_rank": [0, 0]}, "thread_affinity": [["0-1", "0-1"], ["2-3", "2-3"]]}
+    recs = [dict(_masteronly(f), bytes_per_exchange={"intra_node": 3000, "inter_node": 1000,
+                                                     "zero_copy": 0}) for f in (0.4, 0.42)]
+    given = advise.from_solve_records(_docs(recs, roomy))
+    assert given.inter_share == pytest.approx(0.25)
+    result = advise.advise_input(given)
+    assert result.shared_window_bound == pytest.approx(
+        model.epsilon_shared_window(given.f_comm, given.f_comp_non, 2, 0.25, 0.0))
