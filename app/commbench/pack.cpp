@@ -8,7 +8,7 @@
 //  - "datatype": MPI_Type_create_subarray for each face, Irecv/Isend/Waitall
 //    straight from and into the field (MPI packs; threads play no part);
 //  - "library": the exchange every scheme uses, ExchangePlan::begin/end
-//    (per face: pack, Isend; then unpack each face as it arrives), one thread;
+//    (per face: pack, Isend; then Waitall and unpack every face), one thread;
 //  - "sendrecv": the exchange a plain MPI code writes, the reference the
 //    library's is held to (issue 8): per direction, pack the face into a
 //    buffer, MPI_Sendrecv with the two neighbours along its axis, unpack; one
@@ -118,22 +118,6 @@ void exchange_packed(ExchangePlan& plan, Field& f, int threads, Traffic& sent) {
   for (auto& m : msgs) plan.wait_send(m);
 }
 
-// One box of the field to or from a contiguous buffer, row by row (i fastest,
-// then j, then k: ExchangePlan::pack's layout).
-void copy_box(Field& f, const Box& b, double* buf, bool to_buffer) {
-  std::size_t at = 0;
-  for (int k = b.lo[2]; k < b.hi[2]; ++k)
-    for (int j = b.lo[1]; j < b.hi[1]; ++j) {
-      double* row = f.data() + f.index(b.lo[0], j, k);
-      const auto n = static_cast<std::size_t>(b.extent(0));
-      if (to_buffer)
-        std::copy(row, row + n, buf + at);
-      else
-        std::copy(buf + at, buf + at + n, row);
-      at += n;
-    }
-}
-
 // The textbook exchange: for each direction, the face toward it goes to that
 // neighbour while the halo on the other side arrives from the opposite one,
 // in one MPI_Sendrecv (tags as the plan's, so the pairs match).
@@ -144,13 +128,13 @@ void exchange_sendrecv(ExchangePlan& plan, Field& f, MPI_Comm comm, Traffic& sen
     FaceMessage* out = by_dir[static_cast<std::size_t>(dir)];
     FaceMessage* in = by_dir[static_cast<std::size_t>(opposite(dir))];
     if (out == nullptr || in == nullptr) continue;  // the pack grid is periodic: never
-    copy_box(f, out->send_box, out->send_buf.data(), true);
+    ExchangePlan::pack(*out, f);
     HYMPI_CHECK_MPI(MPI_Sendrecv(out->send_buf.data(), static_cast<int>(out->send_buf.size()), MPI_DOUBLE,
                                  out->neighbour, out->send_tag, in->recv_buf.data(),
                                  static_cast<int>(in->recv_buf.size()), MPI_DOUBLE, in->neighbour,
                                  in->recv_tag, comm, MPI_STATUS_IGNORE));
     sent.add(static_cast<long long>(out->send_buf.size() * sizeof(double)));
-    copy_box(f, in->recv_box, in->recv_buf.data(), false);
+    ExchangePlan::unpack(*in, f);
   }
 }
 

@@ -560,7 +560,7 @@ def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
 
     outdir = check_study_dir(args.dir)
     if args.output:
-        from . import plotting
+        from . import plotting  # matplotlib loads only when a plot is asked for
         plotting.check_outputs(args.output)
     inputs = project.load_inputs(outdir)
     req = project.default_request(inputs)
@@ -581,7 +581,6 @@ def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
                           args.max_nodes, args.samples)
     doc = project.document(inputs, req)
     if args.output:
-        from . import plotting
         plotting.projection(doc, args.output)
     text = project.text(doc)
     if args.output:

@@ -286,7 +286,6 @@ def projection(doc: dict, outputs: Sequence[str]) -> None:
     fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 3.8 * rows), squeeze=False,
                              constrained_layout=True)
     for ax, p in zip(axes.flat, panels):
-        best = None
         for i, s in enumerate(p["series"]):
             nodes = np.array(s["nodes"], dtype=float)
             t = np.array([np.nan if v is None else v for v in s["time_s"]])
@@ -298,7 +297,6 @@ def projection(doc: dict, outputs: Sequence[str]) -> None:
                 e_hi, e_lo = eff * t / lo, eff * t / hi
             ax.plot(nodes, eff, marker=".", color=f"C{i % 10}", label=s["scheme"])
             ax.fill_between(nodes, e_lo, e_hi, color=f"C{i % 10}", alpha=0.15, linewidth=0)
-            best = nodes
         for x in p["crossovers"]:
             ax.axvline(x["nodes"], color="0.5", linestyle=":", linewidth=0.8)
         ax.set_xscale("log", base=2)
@@ -307,8 +305,7 @@ def projection(doc: dict, outputs: Sequence[str]) -> None:
         ax.set_ylabel("parallel efficiency")
         ax.set_title(f"{p['kernel']}, {p['scaling']} scaling")
         ax.grid(True, alpha=0.3)
-        if best is not None:
-            ax.legend(fontsize="x-small")
+        ax.legend(fontsize="x-small")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle("projection: efficiency against the best one-node run (dotted: the fastest "

@@ -102,7 +102,15 @@ class Cost:
     node_block: tuple[int, int, int]
     periodic: bool
     nodes: int
-    ranks_per_node: int
+
+    @property
+    def ranks_per_node(self) -> int:
+        return max(1, self.proc_grid[0] * self.proc_grid[1] * self.proc_grid[2] // self.nodes)
+
+    @property
+    def node_grid(self) -> tuple[int, int, int]:
+        p, b = self.proc_grid, self.node_block
+        return (p[0] // b[0], p[1] // b[1], p[2] // b[2])
 
     @property
     def label(self) -> str:
@@ -119,7 +127,6 @@ class Inputs:
     costs: dict[str, list[Cost]]    # by kernel
     nodes_measured: int
     nodes_kind: str
-    cores_per_node: int
     ranks_per_node: int
     threads: int
     assumptions: list[str] = field(default_factory=list)
@@ -188,9 +195,7 @@ def load_inputs(outdir: Path) -> Inputs:
     nodes = max(1, int(setting.get("nodes", 1)))
     threads = int(setting.get("threads", 1))
     rpn = int(setting.get("ranks_per_node") or max(1, ranks // nodes))
-    cores = int(setting.get("cores") or rpn * threads * nodes)
-    return Inputs(inter, intra, beta, costs, nodes, nodes_kind, max(1, cores // nodes), rpn,
-                  threads, assumptions)
+    return Inputs(inter, intra, beta, costs, nodes, nodes_kind, rpn, threads, assumptions)
 
 
 _RATE_UNITS = {"": 1, "bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12,
@@ -255,9 +260,7 @@ def _cost(record: dict[str, Any], meta: dict[str, Any]) -> Optional[Cost]:
     if not (grid and pgrid and isinstance(bd, dict) and isinstance(iters, int) and iters > 0):
         return None
     sweeps = 2 if rec["kernel"] == "rbgs" else 1
-    nodes_info = record.get("context", {}).get("nodes", {})
-    nodes = int(nodes_info.get("count", 1))
-    ranks = pgrid[0] * pgrid[1] * pgrid[2]
+    nodes = max(1, int(record.get("context", {}).get("nodes", {}).get("count", 1)))
     node_grid = tuple(p // b for p, b in zip(pgrid, block))
     geo = worst_rank(grid, node_grid, block, bool(rec.get("periodic")))
     n_sweeps = iters * sweeps
@@ -284,7 +287,7 @@ def _cost(record: dict[str, Any], meta: dict[str, Any]) -> Optional[Cost]:
     return Cost(rec["kernel"], scheme, int(rec.get("reserved", 0)) if scheme == "multiple" else 0,
                 int(rec["threads"]), interior_s, non_overlap_s, pack_per_byte, sigma, sweeps,
                 median / iters, float(t["min"]) / iters, float(t["max"]) / iters, grid, pgrid, block,
-                bool(rec.get("periodic")), nodes, max(1, ranks // max(1, nodes)))
+                bool(rec.get("periodic")), nodes)
 
 
 # --- geometry ---------------------------------------------------------------------------
@@ -505,12 +508,8 @@ def self_consistency(inputs: Inputs, kernels: Optional[Sequence[str]] = None) ->
         if kernels is not None and kernel not in kernels:
             continue
         for c in costs:
-            ranks = c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2]
-            rpn = max(1, ranks // c.nodes)
-            shape = Shape(rpn * c.threads, rpn, c.threads)
-            node_grid = tuple(p // b for p, b in zip(c.proc_grid, c.node_block))
-            pred = iteration_time(c, shape, c.grid, c.nodes, inputs,
-                                  layout=(node_grid, c.node_block))  # type: ignore[arg-type]
+            shape = Shape(c.ranks_per_node * c.threads, c.ranks_per_node, c.threads)
+            pred = iteration_time(c, shape, c.grid, c.nodes, inputs, layout=(c.node_grid, c.node_block))
             spread = (c.measured_high - c.measured_low) / c.measured_s if c.measured_s > 0 else 0.0
             out.append(Check(kernel, c.label, c.measured_s, pred, spread))
     return out

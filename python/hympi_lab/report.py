@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from . import advise as advise_mod, fit as fit_mod, model
 from .errors import InputError, OutputError
-from .results import write_atomic
+from .results import inter_share, write_atomic
 from .study import RESULTS, STUDY_FILE, load_results, load_study
 
 K = TypeVar("K")
@@ -123,18 +123,6 @@ class SolveRun:
     inter_share: Optional[float] = None  # inter-node bytes / all bytes per exchange
 
 
-def _inter_share(rec: dict[str, Any]) -> Optional[float]:
-    """The inter-node share of a record's exchanged bytes (None if unknown)."""
-    b = rec.get("bytes_per_exchange")
-    if not isinstance(b, dict):
-        return None
-    intra, inter = b.get("intra_node"), b.get("inter_node")
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (intra, inter)):
-        return None
-    total = intra + inter + (b.get("zero_copy") or 0)
-    return inter / total if total > 0 else None
-
-
 def _number_or_nan(value: Any) -> float:
     """A record's number, or NaN when it has none (a user's report without a checksum)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
@@ -160,7 +148,8 @@ def solve_runs(study: Study) -> dict[str, list[SolveRun]]:
             r["point"], rec["kernel"], scheme, label, m, int(rec["threads"]),
             int(r["context"].get("ranks", 0)), rec["time_s"]["median"], rec["time_s"]["min"],
             rec["time_s"]["max"], _number_or_nan(rec.get("l2")), rec.get("fractions", {}),
-            rec.get("breakdown_s", {}), r.get("trace", ""), rec.get("iterations"), _inter_share(rec)))
+            rec.get("breakdown_s", {}), r.get("trace", ""), rec.get("iterations"),
+            inter_share(rec.get("bytes_per_exchange"))))
     order = {"pure-mpi": 0, "masteronly": 1}
     for runs in by_kernel.values():
         runs.sort(key=lambda s: (order.get(s.scheme, 2), s.scheme, s.m))

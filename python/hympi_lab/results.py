@@ -196,16 +196,16 @@ def masteronly_fractions(documents: Iterable[Document], n: Optional[int] = None)
                                        f"{where}: fractions.f_comp_overlap"),
                 threads=threads,
                 source=doc.path,
-                inter_share=_inter_share(rec.get("bytes_per_exchange")),
+                inter_share=inter_share(rec.get("bytes_per_exchange")),
             ))
     return found
 
 
-def _inter_share(b: Any) -> Optional[float]:
+def inter_share(b: Any) -> Optional[float]:
     """inter / (intra + inter + zero-copy) of a solve record's bytes_per_exchange."""
     if not isinstance(b, dict):
         return None
-    parts = [b.get("intra_node"), b.get("inter_node"), b.get("zero_copy", 0)]
+    parts = [b.get("intra_node"), b.get("inter_node"), b.get("zero_copy") or 0]
     if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in parts):
         return None
     total = sum(parts)

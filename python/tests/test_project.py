@@ -22,8 +22,8 @@ def synthetic(t_lat: float = 2e-6, b_inf: float = 5e9, interior: float = 4e-9,
     """Inputs with known parameters: no noise, one cost per scheme."""
     link = pj.Link(t_lat, b_inf, 0.0, 0.0, "synthetic")
     costs = [pj.Cost("jacobi", s, 1 if s == "multiple" else 0, threads, interior, 0.0, 0.0, 0.0, 1,
-                     1.0, 1.0, 1.0, (64, 64, 64), (1, 1, 1), (1, 1, 1), False, 1, 1) for s in schemes]
-    return pj.Inputs(link, link, beta or {}, {"jacobi": costs}, 1, "real", threads, 1, threads)
+                     1.0, 1.0, 1.0, (64, 64, 64), (1, 1, 1), (1, 1, 1), False, 1) for s in schemes]
+    return pj.Inputs(link, link, beta or {}, {"jacobi": costs}, 1, "real", 1, threads)
 
 
 def test_geometry_of_a_measured_run():
@@ -149,7 +149,7 @@ def test_the_emulated_link_without_its_bucket_misses(tmp_path):
     plain ping-pong line (no token bucket) overestimates it by about a third."""
     inputs = pj.load_inputs(recorded(tmp_path, "study-emulated-2x1"))
     plain = pj.Inputs(dataclasses.replace(inputs.inter, rate=0.0, burst=0.0), inputs.intra, inputs.beta,
-                      inputs.costs, 2, "real", 2, 1, 1)
+                      inputs.costs, 2, "real", 1, 1)
     records = [json.loads(x) for x in (DATA / "study-emulated-2x1" / "results.jsonl").read_text().splitlines()]
     pp = [r for r in records if r["record"] == "result" and r["result"].get("kind") == "pingpong"]
     from hympi_lab import fit
