@@ -564,17 +564,17 @@ def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
         plotting.check_outputs(args.output)
     inputs = project.load_inputs(outdir)
     req = project.default_request(inputs)
-    # The study's node shape unless told; a count left out follows from
-    # cores = ranks x threads (request_problems refuses a shape that does not).
-    cores = args.cores_per_node or (args.ranks * args.threads if args.ranks and args.threads
-                                    else req.shape.cores)
-    if args.ranks and args.threads:
-        ranks, threads = args.ranks, args.threads
-    elif args.ranks:
-        ranks, threads = args.ranks, max(1, cores // args.ranks)
-    else:
-        threads = args.threads or req.shape.threads
-        ranks = max(1, cores // threads)
+    # The study's node shape, with what was given replacing its part. Cores
+    # follow from ranks x threads unless given; given, a missing count follows
+    # from it (request_problems refuses a shape where they do not multiply).
+    ranks = args.ranks or req.shape.ranks
+    threads = args.threads or req.shape.threads
+    cores = args.cores_per_node or ranks * threads
+    if args.cores_per_node and not (args.ranks and args.threads):
+        if args.ranks:
+            threads = max(1, cores // ranks)
+        else:
+            ranks = max(1, cores // threads)
     req = project.Request(args.kernel or req.kernels, project.Shape(cores, ranks, threads),
                           args.grid or req.grid,
                           ["weak", "strong"] if args.scaling == "both" else [args.scaling],
@@ -866,7 +866,7 @@ def _add_project(sub: Subparsers) -> None:
                    help="the problem on one node: weak scaling gives every node this many points, "
                    "strong scaling divides it (default: the study's solve grid)")
     p.add_argument("--cores-per-node", type=_positive_int, metavar="C",
-                   help="cores of a node (default: the study's ranks per node x threads)")
+                   help="cores of a node (default: ranks x threads; given alone, it keeps the study's threads per rank)")
     p.add_argument("--ranks", type=_positive_int, metavar="R", help="MPI ranks per node of the hybrid schemes")
     p.add_argument("--threads", type=_positive_int, metavar="T", help="threads per rank (R x T = C)")
     p.add_argument("--kernel", action="append", choices=("jacobi", "rbgs", "spmv", "cg"),

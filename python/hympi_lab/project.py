@@ -659,8 +659,8 @@ def request_problems(inputs: Inputs, req: Request) -> list[str]:
     if min(s.cores, s.ranks, s.threads) < 1:
         problems.append("cores per node, ranks and threads must be >= 1")
     elif s.ranks * s.threads != s.cores:
-        problems.append(f"a node of {s.cores} cores cannot run {s.ranks} ranks x {s.threads} "
-                        f"threads (= {s.ranks * s.threads}): cores per node must equal ranks x threads")
+        problems.append(f"a node of {s.cores} core(s) cannot run {s.ranks} rank(s) x {s.threads} "
+                        f"thread(s) (= {s.ranks * s.threads}): cores per node must equal ranks x threads")
     if min(req.grid) < 1:
         problems.append(f"grid {req.grid[0]}x{req.grid[1]}x{req.grid[2]}: every dimension must be >= 1")
     elif s.cores >= 1 and req.grid[0] * req.grid[1] * req.grid[2] < s.cores:

@@ -233,3 +233,15 @@ def test_another_node_shape_says_what_it_assumes(tmp_path, capsys):
     assert any("carried to 16" in n for n in doc["limits"])
     assert any("carried to 8" in n for n in doc["limits"])
     assert "carried to 16" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, shape", [
+    (["--threads", "3"], (3, 1, 3)),                         # the study's 1 rank per node, 3 threads
+    (["--ranks", "4"], (4, 4, 1)),
+    (["--cores-per-node", "16", "--ranks", "2"], (16, 2, 8)),
+    (["--cores-per-node", "16", "--threads", "8"], (16, 2, 8)),
+])
+def test_a_partial_node_shape_is_completed(tmp_path, capsys, args, shape):
+    assert cli.main(["project", str(recorded(tmp_path)), *args, "--max-nodes", "2", "--json", "-"]) == 0
+    req = json.loads(capsys.readouterr().out)["results"][0]["request"]
+    assert (req["cores_per_node"], req["ranks_per_node"], req["threads"]) == shape
