@@ -170,7 +170,7 @@ const std::map<std::string, std::string>& flag_of_parameter() {
   static const std::map<std::string, std::string> table = {
       {"kernel", "--kernel"},     {"format", "--format"},
       {"scheme", "--scheme"},     {"grid", "--grid"},
-      {"periodic", "--periodic"}, {"iters", "--iters"},
+      {"periodic", "--periodic"}, {"iters", "--iters"}, {"halo_depth", "--halo-depth"},
       {"threads", "--threads"},   {"reserved", "--reserved"},
       {"tol", "--tol"},           {"max_iters", "--max-iters"},
       {"repeat", "--repeat"},     {"ranks_per_node", "--ranks-per-node"},
@@ -235,6 +235,9 @@ std::string solve_help() {
          "  --kernel K            " + names_of_kernels() + "\n"
          "  --grid G              global grid NXxNYxNZ, or N^3 for a cube\n"
          "  --iters T             iterations of jacobi/rbgs/spmv (default 10)\n"
+         "  --halo-depth H        temporal blocking (jacobi, spmv stencil): halos H deep,\n"
+         "                        one exchange per H iterations, the H sweeps in between as\n"
+         "                        a wavefront over k planes (default 1; 1..64)\n"
          "  --periodic            periodic boundaries (default Dirichlet 0)\n"
          "  --scheme S            " + scheme_names() + " (default " + SolveConfig{}.scheme->info.name + ")\n"
          "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
@@ -414,6 +417,7 @@ void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
   };
   h.with_value["--grid"] = grid_opt(e, "--grid", s.grid, &seen.grid);
   h.with_value["--iters"] = [&](const std::string& v) { int_opt(e, "--iters", 0, kBig, "iterations", v, s.iters); };
+  h.with_value["--halo-depth"] = [&](const std::string& v) { int_opt(e, "--halo-depth", 1, 64, "layers", v, s.halo_depth); };
   h.with_value["--format"] = [&](const std::string& v) {
     if (v == "stencil")
       s.format = MatrixFormat::Stencil;

@@ -60,6 +60,8 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"threads", c.threads},
       {"reserved", r.reserved_used},
       {"iters", r.iterations},
+      {"halo_depth", c.halo_depth},
+      {"exchanges", r.exchanges},
       {"checksum", r.checksum},
       {"l2", r.l2},
       {"time_s", stats_json(r.time_s)},
@@ -116,6 +118,10 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
       << "  (messages " << r.messages_intra << " / " << r.messages_inter << ")";
   if (r.bytes_zero_copy > 0) out << "  zero-copy " << r.bytes_zero_copy;
   out << "\n";
+  if (c.halo_depth > 1)
+    out << "halo depth " << c.halo_depth << ": " << r.exchanges << " exchanges for "
+        << r.iterations << " iterations (faces " << c.halo_depth
+        << " deep, with edges and corners)\n";
   out << "# per-thread seconds (max over ranks)\n"
       << "# thread    interior    boundary        pack      unpack        comm        idle\n";
   out << std::setprecision(6);
@@ -150,7 +156,8 @@ nlohmann::json info_document(const nlohmann::json& context, int provided) {
                        {"flops_per_point", k.flops_per_point},
                        {"bytes_per_point", k.bytes_per_point},
                        {"bytes_per_point_crs", k.bytes_per_point_crs},
-                       {"bytes_per_point_sell", k.bytes_per_point_sell}});
+                       {"bytes_per_point_sell", k.bytes_per_point_sell},
+                       {"temporal_blocking", k.temporal_blocking}});
   return {{"context", context}, {"schemes", schemes}, {"kernels", kernels}};
 }
 

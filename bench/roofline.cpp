@@ -1,15 +1,21 @@
 // Kernel speed against the memory-bandwidth roofline, measured in one
 // invocation: STREAM copy (b[i] = a[i], 16 B per element: one read, one
-// write) interleaved with hympi's jacobi and spmv (stencil, CRS, SELL) on one
-// rank, through the library's solve() path. Each round runs every
+// write) interleaved with hympi's jacobi and spmv (stencil, CRS, SELL)
+// through the library's solve() path, and the same jacobi and matrix-free
+// spmv with temporal blocking (--halo-depth). Each round runs every
 // measurement once; the ratios come from the medians over rounds, because
-// the machine is shared and noisy.
+// the machine is shared and noisy. With several ranks every rank copies its
+// share of the grid at once (the aggregate rate, timed between barriers).
 //
 // ratio = (LUP/s x bytes per point) / copy bandwidth, with the bytes per
-// point each kernel declares in its KernelInfo. Jacobi streams u in and u_new
-// out, as copy does, so its ratio is its share of the copy rate.
+// point each kernel declares in its KernelInfo for one sweep. Jacobi streams
+// u in and u_new out, as copy does, so its ratio is its share of the copy
+// rate; a temporally blocked run above 1.0 beats the single-sweep roofline.
+// jacobi-in-cache runs jacobi on 256 x 32 x 32 points per rank, whose fields
+// stay in cache: the rate the cores reach when memory is not the limit, the
+// ceiling of any temporal blocking on this machine.
 //
-//   hympi_roofline [--grid N] [--iters T] [--rounds R] [--threads N]
+//   hympi_roofline [--grid N] [--iters T] [--rounds R] [--threads N] [--halo-depth H]
 #include <mpi.h>
 #include <omp.h>
 
@@ -61,12 +67,15 @@ __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) void cop
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  int n = 256, iters = 10, rounds = 5, threads = 1;
+  int n = 256, iters = 16, rounds = 5, threads = 1, depth = 8;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
     int v = 0;
     if (i + 1 >= argc || !parse_positive(argv[i + 1], v)) {
-      std::fprintf(stderr, "hympi_roofline: %s needs a positive integer\n", a.c_str());
+      if (rank == 0) std::fprintf(stderr, "hympi_roofline: %s needs a positive integer\n", a.c_str());
       MPI_Finalize();
       return 2;
     }
@@ -74,14 +83,17 @@ int main(int argc, char** argv) {
     else if (a == "--iters") iters = v;
     else if (a == "--rounds") rounds = v;
     else if (a == "--threads") threads = v;
+    else if (a == "--halo-depth" && v <= 64) depth = v;
     else {
-      std::fprintf(stderr, "hympi_roofline: unknown option %s\n", a.c_str());
+      if (rank == 0)
+        std::fprintf(stderr, "hympi_roofline: unknown option %s (or --halo-depth above 64)\n",
+                     a.c_str());
       MPI_Finalize();
       return 2;
     }
   }
   omp_set_num_threads(threads);
-  const long elems = static_cast<long>(n + 2) * (n + 2) * (n + 2);
+  const long elems = static_cast<long>(n + 2) * (n + 2) * (n + 2) / ranks;
   std::vector<double> a(elems, 1.0), b(elems, 0.0);
 
   struct Case {
@@ -89,6 +101,8 @@ int main(int argc, char** argv) {
     hympi::KernelKind kernel;
     hympi::MatrixFormat format;
     double bytes_per_point;
+    int depth = 1;
+    bool in_cache = false;  // a grid that stays in cache: the core's own ceiling
   };
   const hympi::KernelInfo& jacobi = hympi::kernel_info(hympi::KernelKind::Jacobi);
   const hympi::KernelInfo& spmv = hympi::kernel_info(hympi::KernelKind::Spmv);
@@ -97,37 +111,56 @@ int main(int argc, char** argv) {
       {"spmv-stencil", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point},
       {"spmv-crs", spmv.kind, hympi::MatrixFormat::Crs, spmv.bytes_per_point_crs},
       {"spmv-sell", spmv.kind, hympi::MatrixFormat::Sell, spmv.bytes_per_point_sell},
+      {"jacobi-depth", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, depth},
+      {"spmv-depth", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point, depth},
+      {"jacobi-in-cache", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, 1, true},
   };
   constexpr int kCases = sizeof(cases) / sizeof(cases[0]);
   std::vector<double> copy_bw;
   std::vector<std::vector<double>> lups(kCases);
   for (int r = 0; r < rounds; ++r) {
     copy_loop(a.data(), b.data(), elems);  // warm
+    MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = omp_get_wtime();
     for (int rep = 0; rep < iters; ++rep) copy_loop(a.data(), b.data(), elems);
-    const double t = omp_get_wtime() - t0;
-    copy_bw.push_back(kCopyBytesPerElement * elems * iters / t);
+    const double mine = omp_get_wtime() - t0;
+    double t = 0;
+    MPI_Allreduce(&mine, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    copy_bw.push_back(kCopyBytesPerElement * elems * ranks * iters / t);
     for (int c = 0; c < kCases; ++c) {
       hympi::SolveConfig cfg;
       cfg.kernel = cases[c].kernel;
       cfg.format = cases[c].format;
       cfg.grid = {n, n, n};
       cfg.iters = iters;
+      if (cases[c].in_cache) {  // 256 x 32 x 32 points per rank: 4 MB of fields, in L2/L3
+        cfg.grid = {256, 32, 32 * ranks};
+        cfg.iters = static_cast<int>(std::min(100000.0, 1.0 * iters * n * n * n / (256.0 * 32 * 32 * ranks)));
+      }
       cfg.threads = threads;
+      cfg.halo_depth = cases[c].depth;
       const hympi::SolveResult res = hympi::solve(MPI_COMM_WORLD, cfg);
       lups[c].push_back(res.mlups * 1e6);
     }
   }
   const double bw = median(copy_bw);
-  std::printf("# hympi roofline: %d^3 grid, %d iterations, %d rounds (medians), %d thread(s), 1 rank\n",
-              n, iters, rounds, threads);
+  if (rank != 0) {
+    MPI_Finalize();
+    return 0;
+  }
+  std::printf("# hympi roofline: %d^3 grid, %d iterations, %d rounds (medians), %d thread(s), "
+              "%d rank(s); *-depth: --halo-depth %d (ratio > 1: above the one-sweep roofline)\n",
+              n, iters, rounds, threads, ranks, depth);
   std::printf("# %-14s %12s %10s %14s %8s\n", "kernel", "MLUP/s", "B/point", "GB/s (bytes)", "ratio");
   std::printf("  %-14s %12s %10.0f %14.2f %8s\n", "stream-copy", "-", kCopyBytesPerElement, bw / 1e9,
               "1.000");
   for (int c = 0; c < kCases; ++c) {
     const double l = median(lups[c]);
     const double eff = l * cases[c].bytes_per_point;
-    std::printf("  %-14s %12.1f %10.0f %14.2f %8.3f\n", cases[c].name, l / 1e6,
+    const std::string name =
+        cases[c].depth > 1 ? std::string(cases[c].name) + "-" + std::to_string(cases[c].depth)
+                           : cases[c].name;
+    std::printf("  %-14s %12.1f %10.0f %14.2f %8.3f\n", name.c_str(), l / 1e6,
                 cases[c].bytes_per_point, eff / 1e9, eff / bw);
   }
   std::printf("# copy GB/s per round:");

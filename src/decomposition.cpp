@@ -28,6 +28,20 @@ LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3
     }
     d.neighbour[dir] = grid.rank_of(c);
   }
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const std::array<int, 3> o{dx, dy, dz};
+        std::array<int, 3> c = grid.coords;
+        bool inside = true;
+        for (int a = 0; a < 3; ++a) {
+          c[a] += o[a];
+          if (c[a] >= 0 && c[a] < dims[a]) continue;
+          if (!periodic[a]) inside = false;
+          c[a] = (c[a] + dims[a]) % dims[a];
+        }
+        d.around[offset_index(o)] = inside ? grid.rank_of(c) : MPI_PROC_NULL;
+      }
   return d;
 }
 

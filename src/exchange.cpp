@@ -2,59 +2,92 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "hympi/error.hpp"
 
 namespace hympi {
 
+std::array<int, 3> direction_offset(int dir) {
+  if (dir < 0 || dir >= kAllDirections)
+    throw std::invalid_argument("direction_offset: no direction " + std::to_string(dir));
+  if (dir < kDirections) {
+    std::array<int, 3> o{0, 0, 0};
+    o[dir_axis(dir)] = dir_side(dir) == 0 ? -1 : 1;
+    return o;
+  }
+  // Edges and corners in z, y, x order (x fastest), skipping the faces and 0.
+  int index = kDirections;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        if ((dx != 0) + (dy != 0) + (dz != 0) < 2) continue;
+        if (index++ == dir) return {dx, dy, dz};
+      }
+  return {0, 0, 0};  // not reached
+}
+
+int offset_direction(const std::array<int, 3>& o) {
+  for (int dir = 0; dir < kAllDirections; ++dir)
+    if (direction_offset(dir) == o) return dir;
+  throw std::invalid_argument("offset_direction: not a neighbour offset");
+}
+
 ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes,
-                           int pieces, int halo)
+                           int pieces, int halo, bool corners)
     // A piece is at least `halo` planes thick: then the thread owning the
     // first (last) slab of the box is the only one that reads the low (high)
     // z halo, which is what multiple-own's ownership of the z faces assumes.
     : comm_(comm),
       pieces_(std::max(1, std::min({pieces, domain.size[2] / std::max(1, halo), kMaxPieces}))),
       halo_(halo),
+      corners_(corners),
       node_id_(nodes.node_id) {
   if (halo < 1) throw std::invalid_argument("ExchangePlan: halo must be >= 1");
   for (int dir = 0; dir < kDirections; ++dir)
     if (domain.has_neighbour(dir) && domain.size[dir_axis(dir)] < halo)
       throw std::invalid_argument("ExchangePlan: a local extent is smaller than the halo width");
-  // x and y faces are split along k; z faces are whole. Every rank along the
-  // x and y axes has the same k extent, so pieces match across a face.
-  for (int dir = 0; dir < kDirections; ++dir) {
-    if (!domain.has_neighbour(dir)) continue;
-    const int a = dir_axis(dir);
-    const int face_pieces = a == 2 ? 1 : pieces_;
+  // Faces and edges along z (offset[2] == 0) are split along k; the others
+  // are whole. Every rank along the x and y axes has the same k extent, so
+  // pieces match across them.
+  const int directions = corners ? kAllDirections : kDirections;
+  for (int dir = 0; dir < directions; ++dir) {
+    const std::array<int, 3> o = direction_offset(dir);
+    const int neighbour = dir < kDirections ? domain.neighbour[dir] : domain.around[offset_index(o)];
+    if (neighbour == MPI_PROC_NULL) continue;
+    const int face_pieces = o[2] == 0 ? pieces_ : 1;
     for (int p = 0; p < face_pieces; ++p) {
       FaceMessage m;
       m.dir = dir;
+      m.offset = o;
       m.piece = p;
-      m.neighbour = domain.neighbour[dir];
+      m.neighbour = neighbour;
       m.intra_node = nodes.node_of_rank[m.neighbour] == nodes.node_id;
       Box face = domain.box();
-      if (a != 2 && face_pieces > 1) {
+      if (face_pieces > 1) {
         Range r = split_range(domain.size[2], face_pieces, p);
         face.lo[2] = r.offset;
         face.hi[2] = r.offset + r.size;
       }
       m.send_box = face;
       m.recv_box = face;
-      if (dir_side(dir) == 0) {
-        m.send_box.hi[a] = halo;
-        m.recv_box.lo[a] = -halo;
-        m.recv_box.hi[a] = 0;
-      } else {
-        m.send_box.lo[a] = domain.size[a] - halo;
-        m.recv_box.lo[a] = domain.size[a];
-        m.recv_box.hi[a] = domain.size[a] + halo;
+      for (int a = 0; a < 3; ++a) {
+        if (o[a] < 0) {
+          m.send_box.hi[a] = halo;
+          m.recv_box.lo[a] = -halo;
+          m.recv_box.hi[a] = 0;
+        } else if (o[a] > 0) {
+          m.send_box.lo[a] = domain.size[a] - halo;
+          m.recv_box.lo[a] = domain.size[a];
+          m.recv_box.hi[a] = domain.size[a] + halo;
+        }
       }
       // Tag = the sender's direction and piece: unambiguous even when both
       // neighbours along an axis are the same rank (or this rank itself).
       // The stride is a constant: the number of pieces depends on the local
       // k extent, which differs between z neighbours after an uneven split.
       m.send_tag = dir * kMaxPieces + p;
-      m.recv_tag = opposite(dir) * kMaxPieces + p;
+      m.recv_tag = offset_direction({-o[0], -o[1], -o[2]}) * kMaxPieces + p;
       messages_.push_back(std::move(m));
     }
   }

@@ -144,6 +144,8 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   const double points = 1.0 * cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
   res.mlups = res.time_s.median > 0 ? points * res.iterations / res.time_s.median / 1e6 : 0;
   fill_exchange_counts(res, run.domain.plan(), comm);
+  res.exchanges = run.domain.sweeps() / std::max(1, cfg.halo_depth) +
+                  (run.domain.sweeps() % std::max(1, cfg.halo_depth) ? 1 : 0);
 }
 
 // The domain of a solve: the config's grid, boundaries and scheme, halo 1.
@@ -152,6 +154,7 @@ DomainConfig domain_config(const SolveConfig& c) {
   d.grid = c.grid;
   d.periodic = {c.periodic, c.periodic, c.periodic};
   d.halo = 1;
+  d.depth = c.halo_depth;
   d.scheme = c.scheme;
   d.threads = c.threads;
   d.reserved = c.reserved;
@@ -216,6 +219,14 @@ void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
       (c.grid[0] % 2 || c.grid[1] % 2 || c.grid[2] % 2))
     errors.push_back(k.name + " with periodic boundaries needs even NX, NY, NZ (" +
                      k.periodic_why + ")");
+  if (c.halo_depth > 1 && (!k.temporal_blocking || c.format != MatrixFormat::Stencil)) {
+    std::string names;
+    for (const auto& other : kernel_registry())
+      if (other.temporal_blocking) names += (names.empty() ? "" : ", ") + other.name;
+    errors.push_back("`halo_depth` " + std::to_string(c.halo_depth) +
+                     " (temporal blocking) applies only to: " + names + ", in format stencil" +
+                     (k.temporal_blocking ? "" : " (" + k.name + " is not one)"));
+  }
   if (!k.supports(c.format)) {
     std::string names;
     for (const auto& other : kernel_registry())
@@ -259,6 +270,10 @@ std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const 
     d.reserved = 0;
   }
   std::vector<std::string> errors = validate_domain(d, ranks, real_nodes);
+  // The domain's depth is the solve's halo_depth.
+  for (std::string& e : errors)
+    for (std::size_t at = e.find("`depth`"); at != std::string::npos; at = e.find("`depth`", at))
+      e.replace(at, 7, "`halo_depth`");
   const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
   check_counts(c, errors);
   const KernelInfo* kernel = registered(c.kernel);

@@ -52,6 +52,15 @@ grep -qF -- "--threads 0 is out of range" <<< "$out" && grep -qF "unknown scheme
 check bad-format 2 "--format 'dense'" 2 solve --kernel spmv --grid 8^3 --format dense
 check sell-on-jacobi 2 '--format does not apply to jacobi (only to spmv, cg)' 2 solve --kernel jacobi --grid 8^3 --format sell
 check value-missing 2 "--iters needs a value" 2 solve --kernel jacobi --grid 8^3 --iters
+# Temporal blocking: depth range, kernels and formats that have it, a halo
+# deeper than the local box.
+check halo-depth-zero 2 "--halo-depth 0 is out of range: accepted 1 .. 64 layers" 2 "${S[@]}" --grid 8^3 --halo-depth 0
+check halo-depth-cg 2 "--halo-depth 2 (temporal blocking) applies only to: jacobi, spmv, in format stencil (cg is not one)" \
+  2 solve --kernel cg --grid 8^3 --halo-depth 2
+check halo-depth-rbgs 2 "(rbgs is not one)" 2 solve --kernel rbgs --grid 8^3 --halo-depth 2
+check halo-depth-crs 2 "applies only to: jacobi, spmv, in format stencil" 2 solve --kernel spmv --format crs --grid 8^3 --halo-depth 2
+check halo-depth-too-deep 2 "--halo-depth 5 needs at least 5 points per rank along z, but 8 points over 2 processes give 4" \
+  2 "${S[@]}" --grid 8^3 --halo-depth 5
 
 check main-help 0 "usage: hympi <command>" 2 --help
 check solve-help 0 "usage: hympi solve" 2 solve --help
@@ -95,6 +104,29 @@ assert 0 < t["min"] <= t["median"] <= t["max"]
 assert len(r["breakdown_s"]["comm"]) == 2
 f = r["fractions"]
 assert abs(f["f_comm"] + f["f_comp_non"] + f["f_comp_overlap"] - 1) < 1e-9
+PY
+
+# Temporal blocking: the same field as one exchange per iteration, to the
+# last bit; the exchange count and the deeper faces (with edges and corners)
+# in the record and the table.
+check halo-depth-1 0 "checksum" 2 solve --kernel jacobi --grid 12x10x9 --periodic --iters 7 --json "$tmp/d1.json"
+check halo-depth-3 0 "halo depth 3: 3 exchanges for 7 iterations" 2 solve --kernel jacobi --grid 12x10x9 \
+  --periodic --iters 7 --halo-depth 3 --json "$tmp/d3.json"
+python3 - "$tmp/d1.json" "$tmp/d3.json" <<'PY' || fail "halo-depth content"
+import json, sys
+(one,) = json.load(open(sys.argv[1]))["results"]
+(deep,) = json.load(open(sys.argv[2]))["results"]
+assert one["checksum"] == deep["checksum"] and one["l2"] == deep["l2"], (one["checksum"], deep["checksum"])
+assert one["halo_depth"] == 1 and one["exchanges"] == 7
+assert deep["halo_depth"] == 3 and deep["exchanges"] == 3 and deep["iters"] == 7
+# Periodic: each rank has a neighbour (itself along x and y) across all 6
+# faces at depth 1, and across all 26 faces, edges and corners at depth 3.
+b1 = one["bytes_per_exchange"]["intra_node"] + one["bytes_per_exchange"]["inter_node"]
+b3 = deep["bytes_per_exchange"]["intra_node"] + deep["bytes_per_exchange"]["inter_node"]
+m1 = one["messages_per_exchange"]["intra_node"] + one["messages_per_exchange"]["inter_node"]
+m3 = deep["messages_per_exchange"]["intra_node"] + deep["messages_per_exchange"]["inter_node"]
+assert m3 == 26 * 2 and m1 == 6 * 2, (m1, m3)
+assert b3 > 3 * b1, (b1, b3)
 PY
 
 echo "cli_test: $("$mpiexec" --version 2>&1 | head -1)"

@@ -3,7 +3,9 @@
 // with OMP_NUM_THREADS threads (ctest: 1-4 ranks, 1-3 threads).
 //   * each rank compares its own box with the reference point by point;
 //   * l2 and checksum agree to 1e-12 relative (cg: iterations +-1, field and
-//     l2 to 1e-6).
+//     l2 to 1e-6);
+//   * temporal blocking (halo depth 2 and 3, jacobi and spmv): besides the
+//     reference, every point equals the halo-depth-1 run's to the last bit.
 // Prints one line per failure and closes with "N passed, N failed, N skipped".
 #include <mpi.h>
 
@@ -13,6 +15,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "hympi/hympi.hpp"
 
@@ -30,6 +33,7 @@ struct Variant {
   KernelKind kernel;
   MatrixFormat format;
   bool first_grid_only = false;  // keeps the matrix short where one grid covers the cases
+  int halo_depth = 1;
 };
 
 double rel_diff(double a, double b) {
@@ -39,8 +43,8 @@ double rel_diff(double a, double b) {
 
 std::string describe(const SolveConfig& c, int reserved) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s(%s)/%s m=%d grid %dx%dx%d %s rpn=%d order=%s pg=%dx%dx%d",
-                kernel_name(c.kernel), format_name(c.format),
+  std::snprintf(buf, sizeof buf, "%s(%s) depth %d/%s m=%d grid %dx%dx%d %s rpn=%d order=%s pg=%dx%dx%d",
+                kernel_name(c.kernel), format_name(c.format), c.halo_depth,
                 c.scheme->info.name.c_str(), reserved, c.grid[0], c.grid[1], c.grid[2],
                 c.periodic ? "periodic" : "dirichlet", c.ranks_per_node,
                 c.rank_order == RankOrder::RoundRobin ? "rr" : "seq", c.proc_grid[0],
@@ -79,7 +83,12 @@ int main(int argc, char** argv) {
                               {KernelKind::Spmv, MatrixFormat::Sell, true},
                               {KernelKind::Cg, MatrixFormat::Stencil},
                               {KernelKind::Cg, MatrixFormat::Crs},
-                              {KernelKind::Cg, MatrixFormat::Sell, true}};
+                              {KernelKind::Cg, MatrixFormat::Sell, true},
+                              // Temporal blocking: 4 iterations are blocks of
+                              // 2 + 2 and 3 + 1 sweeps.
+                              {KernelKind::Jacobi, MatrixFormat::Stencil, true, 2},
+                              {KernelKind::Jacobi, MatrixFormat::Stencil, true, 3},
+                              {KernelKind::Spmv, MatrixFormat::Stencil, true, 2}};
   const std::array<int, 3> grids[] = {{13, 11, 9}, {12, 10, 8}};
 
   // Decompositions: the node-aware default, virtual nodes in round-robin
@@ -103,6 +112,7 @@ int main(int argc, char** argv) {
   if (size == 4) decomps.push_back({2, RankOrder::Sequential, {0, 0, 0}, true});
 
   std::map<std::tuple<int, int, bool>, ReferenceResult> refs;
+  std::map<std::string, std::vector<double>> plain_fields;  // describe(depth-1 config) -> points
   Tally tally;
   for (const auto& v : variants)
     for (const auto& grid : grids)
@@ -132,6 +142,7 @@ int main(int argc, char** argv) {
               c.ranks_per_node = dc.rpn;
               c.rank_order = dc.order;
               c.proc_grid = dc.pg;
+              c.halo_depth = v.halo_depth;
               // Invalid combinations are the CLI tests' business: skip them.
               if (provided < info.thread_level || (dc.node_peers_only && !info.needs_node_peers) ||
                   (!only_scheme.empty() && info.name != only_scheme) ||
@@ -167,6 +178,35 @@ int main(int argc, char** argv) {
               const double ftol = cg ? 1e-6 : tol;
               bool ok = err_all <= ftol * ref_max && rel_diff(r.l2, std::sqrt(ref_sq)) <= ftol;
               if (!cg) ok = ok && std::fabs(r.checksum - ref_sum) <= tol * std::sqrt(ref_sq) * 10;
+              // This rank's points in order, kept from the depth-1 runs
+              // (earlier in the variant list) for the deeper ones.
+              std::vector<double> mine;
+              for (int k = 0; k < d.size[2]; ++k)
+                for (int j = 0; j < d.size[1]; ++j)
+                  for (int i = 0; i < d.size[0]; ++i) mine.push_back(local.field.at(i, j, k));
+              SolveConfig plain = c;
+              plain.halo_depth = 1;
+              const std::string plain_key = describe(plain, m);
+              if (c.halo_depth == 1 && kernel_info(c.kernel).temporal_blocking)
+                plain_fields[plain_key] = mine;
+              long long differ = 0;
+              if (c.halo_depth > 1) {
+                if (!plain_fields.count(plain_key)) {
+                  LocalSolution one;
+                  solve(MPI_COMM_WORLD, plain, &one);
+                  plain_fields[plain_key].clear();
+                  for (int k = 0; k < d.size[2]; ++k)
+                    for (int j = 0; j < d.size[1]; ++j)
+                      for (int i = 0; i < d.size[0]; ++i)
+                        plain_fields[plain_key].push_back(one.field.at(i, j, k));
+                }
+                const std::vector<double>& one = plain_fields[plain_key];
+                for (std::size_t p = 0; p < mine.size(); ++p) differ += mine[p] != one[p];
+                long long all = 0;
+                MPI_Allreduce(&differ, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+                differ = all;
+                ok = ok && differ == 0;
+              }
               if (cg) ok = ok && std::abs(r.iterations - ref.iterations) <= 1 && r.residual < c.tol;
               if (ok) {
                 ++tally.passed;
@@ -174,9 +214,10 @@ int main(int argc, char** argv) {
                 ++tally.failed;
                 if (g_rank == 0)
                   std::printf("FAIL %s: max point error %.3g (ref max %.3g), l2 %.17g vs %.17g, "
-                              "checksum %.17g vs %.17g, iterations %d vs %d\n",
+                              "checksum %.17g vs %.17g, iterations %d vs %d, %lld points differ "
+                              "from halo depth 1\n",
                               describe(c, m).c_str(), err_all, ref_max, r.l2, std::sqrt(ref_sq),
-                              r.checksum, ref_sum, r.iterations, ref.iterations);
+                              r.checksum, ref_sum, r.iterations, ref.iterations, differ);
               }
             }
           }

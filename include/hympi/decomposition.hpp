@@ -24,9 +24,24 @@ struct LocalDomain {
   std::array<int, 3> size{0, 0, 0};
   std::array<bool, 3> periodic{false, false, false};
   std::array<int, kDirections> neighbour{};  // rank, or MPI_PROC_NULL
+  // The rank across every face, edge and corner, at offset (dx, dy, dz) in
+  // {-1, 0, 1}^3: around[offset_index(o)] (MPI_PROC_NULL where the grid
+  // ends; [13], offset 0, is this rank). Deep halos of temporal blocking
+  // read edges and corners; a halo of one sweep reads the faces only.
+  std::array<int, 27> around = no_neighbours();
   Box box() const { return Box{{0, 0, 0}, size}; }
   bool has_neighbour(int dir) const { return neighbour[dir] != MPI_PROC_NULL; }
+  static std::array<int, 27> no_neighbours() {
+    std::array<int, 27> a{};
+    a.fill(MPI_PROC_NULL);
+    return a;
+  }
 };
+
+// Index of offset o in {-1, 0, 1}^3 in LocalDomain::around.
+inline int offset_index(const std::array<int, 3>& o) {
+  return (o[0] + 1) + 3 * (o[1] + 1) + 9 * (o[2] + 1);
+}
 
 // Collective-free: uneven split of the global grid over the process grid.
 LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3>& periodic,

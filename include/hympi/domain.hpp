@@ -48,6 +48,9 @@ struct DomainConfig {
   std::array<int, 3> grid{0, 0, 0};                   // global points NX, NY, NZ
   std::array<bool, 3> periodic{false, false, false};  // per axis
   int halo = 1;          // halo width: the radius of the (star) stencil
+  // Temporal blocking: sweeps per exchange (sweep_block). Fields then carry
+  // halo * depth layers, and the exchange brings edges and corners too.
+  int depth = 1;
   // A registry entry (find_scheme); default: pure_mpi_scheme().
   const SchemeEntry* scheme = &pure_mpi_scheme();
   int threads = 1;       // n
@@ -82,10 +85,13 @@ class KernelError : public std::runtime_error {
 // (e.g. a residual), which the sweep adds over threads and ranks.
 using BoxSumFn = std::function<double(const Box&, int thread)>;
 
+// The update of one box in a two-field sweep: `out` from `in` (sweep_block).
+using PairBoxFn = std::function<void(const Field& in, Field& out, const Box&, int thread)>;
+
 // The memory layout of every field of a domain.
 struct FieldLayout {
   std::array<int, 3> size{0, 0, 0};  // local points
-  int halo = 1;
+  int halo = 1;  // layers on every side: DomainConfig::halo * depth
   std::ptrdiff_t stride_j = 0, stride_k = 0;  // i is contiguous
   std::size_t count = 0;  // doubles in the array, halo included
 };
@@ -123,6 +129,21 @@ class Domain {
   // The same; returns the sum of the update's results over threads and
   // ranks (one MPI_Allreduce).
   double sweep_sum(const std::vector<Field*>& exchange, const BoxSumFn& update);
+  // Temporal blocking: `sweeps` (1..depth) sweeps of a two-field update
+  // with one exchange. The halos of *in are exchanged depth * halo deep, with
+  // edges and corners. Under a scheme that overlaps, the first sweep runs
+  // through the scheme over the local box grown into the halo by
+  // (sweeps - 1) * halo on the sides with a neighbour (its interior
+  // overlapped as the scheme does), then sweeps 2..`sweeps` run as a
+  // wavefront over k planes (each a layer thinner, threads sharing the
+  // planes of one wavefront step), so that the planes a sweep reads are
+  // still in cache; under one that does not, the scheme only exchanges and
+  // every sweep runs in the wavefront. `update` must read no further than `halo`
+  // points along each axis (a star or box stencil) and compute a point the
+  // same way wherever it lies, so that the result is the one of `sweeps`
+  // plain sweeps to the last bit. The pointers swap after every sweep: *in
+  // holds the result. Collective over comm().
+  void sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update);
   // Every local point once, all threads, no exchange (vector updates);
   // booked as non-overlappable computation. The sum form reduces like
   // sweep_sum; local_sum stops at this rank's sum (no MPI).

@@ -17,17 +17,26 @@
 namespace hympi {
 
 // Most pieces a face is split into (tags are dir * kMaxPieces + piece, far
-// below the MPI guarantee of 32767).
+// below the MPI guarantee of 32767 with the 26 directions of a plan with
+// edges and corners).
 constexpr int kMaxPieces = 1024;
+// Directions of a plan with edges and corners: the 6 faces (0..5, as in
+// decomposition.hpp), then the 12 edges and 8 corners (6..25).
+constexpr int kAllDirections = 26;
+// The offset (dx, dy, dz) of direction dir, and the direction of an offset.
+std::array<int, 3> direction_offset(int dir);
+int offset_direction(const std::array<int, 3>& offset);
 
 // The fields whose halos one exchange brings up to date, all of one layout:
 // one message per face (or face piece) carries all of them, field after field.
 using FieldList = std::vector<Field*>;
 
-// One message each way across one face, or across one piece of a face.
+// One message each way across one face, or across one piece of a face (or,
+// in a plan with edges and corners, across one of those).
 struct FaceMessage {
   int dir = 0;
-  int piece = 0;              // piece of the face along k (multiple-own)
+  std::array<int, 3> offset{0, 0, 0};  // direction_offset(dir)
+  int piece = 0;              // piece along k of a face or edge with offset[2] == 0 (multiple-own)
   int neighbour = MPI_PROC_NULL;
   bool intra_node = false;
   bool zero_copy = false;     // moved through shared memory, not sent (ExchangePlan::set_zero_copy)
@@ -45,9 +54,13 @@ class ExchangePlan {
   // uneven split that split_box(domain.box(), pieces) uses, so that the thread
   // owning slab p of the box also owns piece p of those faces. Faces are
   // `halo` points thick (each local extent along an axis with a neighbour
-  // must be >= halo). The buffers hold one field until set_field_count.
+  // must be >= halo). With `corners`, the plan also brings the halo's edges
+  // and corners (12 + 8 more messages, from LocalDomain::around; the edges
+  // along z split into pieces like the x and y faces): what a halo read by
+  // several sweeps in a row needs (temporal blocking). The buffers hold one
+  // field until set_field_count.
   ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes, int pieces = 1,
-               int halo = 1);
+               int halo = 1, bool corners = false);
   ~ExchangePlan();
   ExchangePlan(const ExchangePlan&) = delete;
   ExchangePlan& operator=(const ExchangePlan&) = delete;
@@ -56,6 +69,7 @@ class ExchangePlan {
   const std::vector<FaceMessage>& messages() const { return messages_; }
   int pieces() const { return pieces_; }
   int halo() const { return halo_; }
+  bool corners() const { return corners_; }
   // Size the buffers for `count` fields per message (master thread, no
   // exchange in flight). Cheap when the count is unchanged.
   void set_field_count(int count);
@@ -107,6 +121,7 @@ class ExchangePlan {
   MPI_Comm comm_;
   int pieces_;
   int halo_;
+  bool corners_ = false;
   int fields_ = 1;
   int node_id_ = 0;
   long long zero_copy_bytes_ = 0;

@@ -69,6 +69,10 @@ struct KernelInfo {
   double bytes_per_point_sell = 0; // per iteration, SELL format (0: no stored form)
   int fields = 1;                  // arrays of doubles held over the whole grid
   bool converges = false;          // runs until tol / max_iters, not a fixed iters
+  // Runs several sweeps per exchange (SolveConfig::halo_depth > 1) in the
+  // stencil format: a two-field sweep whose points are computed the same way
+  // in the halo as in the box (Domain::sweep_block).
+  bool temporal_blocking = false;
   PeriodicRule periodic = PeriodicRule::Allowed;
   std::string periodic_why;        // why the periodic rule (for its message)
 

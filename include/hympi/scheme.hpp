@@ -38,10 +38,15 @@ struct SchemeParams {
 
 // The boxes of one sweep: every point of `local` must be computed exactly
 // once; points of `interior` need no halo value that arrives by message.
+// `core` is the rank's own box: `local` equals it, except in the first sweep
+// of a temporal block (DomainConfig::depth > 1), which also computes the
+// halo points later sweeps of the block read (`local` grown into the halo
+// on the sides with a neighbour).
 struct SweepRegions {
   Box local;
   Box interior;
   std::vector<Box> boundary;  // subtract(local, interior)
+  Box core;
 };
 
 // Computes a box on behalf of a thread (thread id for per-thread partials).

@@ -25,6 +25,9 @@ struct SolveConfig {
   std::array<int, 3> grid{0, 0, 0};
   bool periodic = false;
   int iters = 10;            // jacobi, rbgs, spmv
+  // Temporal blocking: iterations per halo exchange (halos this deep; the
+  // kernels with KernelInfo::temporal_blocking, stencil format).
+  int halo_depth = 1;
   int threads = 1;
   int reserved = 0;          // 0: scheme default (multiple: 1)
   double tol = 1e-8;         // cg
@@ -62,6 +65,7 @@ struct SolveResult {
   long long bytes_intra = 0, bytes_inter = 0;        // all ranks, per exchange
   long long messages_intra = 0, messages_inter = 0;  // all ranks, per exchange
   long long bytes_zero_copy = 0;  // of bytes_intra, read through shared memory (no message)
+  long long exchanges = 0;   // halo exchanges per repetition (iterations / halo_depth, rounded up)
   // Per thread and phase, of the median repetition, max over ranks:
   // phase order of timing.hpp, then idle as the last entry.
   std::vector<std::array<double, kPhaseCount + 1>> breakdown;

@@ -291,6 +291,39 @@ def hockney_n_half(t_lat: float, b_inf: float) -> float:
     return b_inf * t_lat
 
 
+def deep_halo_per_iteration(box: tuple[int, int, int], depth: int, t_lat: float, b_inf: float,
+                            word: int = 8) -> dict[str, float]:
+    """Halo exchange of an inner rank (a neighbour on all 26 sides) per
+    iteration, with halos `depth` deep (temporal blocking, hympi solve
+    --halo-depth): one exchange every `depth` iterations, each message costed
+    by Hockney, T_lat + bytes / b_inf.
+
+    depth 1: the 6 faces, one layer each. depth h > 1: the 6 faces h layers
+    deep plus the 12 edges (h x h) and 8 corners (h x h x h) that later sweeps
+    of the block read, 26 messages. Per iteration the latency term is
+    26 T_lat / h (divided by h, against 6 T_lat at depth 1), and the byte
+    term is the faces' (unchanged) plus the edges and corners over h.
+    Returns {"latency_s", "bytes_s", "total_s", "messages", "bytes"}, the last
+    two per exchange.
+    """
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1 (got {depth})")
+    if min(box) < depth:
+        raise ValueError(f"a box of {box} points is thinner than the halo depth {depth}")
+    nx, ny, nz = box
+    h = depth
+    points = 2 * h * (ny * nz + nx * nz + nx * ny)
+    messages = 6
+    if h > 1:
+        points += 4 * h * h * (nx + ny + nz) + 8 * h ** 3
+        messages = 26
+    nbytes = float(points * word)
+    latency = messages * t_lat / h
+    bandwidth = nbytes / b_inf / h
+    return {"latency_s": latency, "bytes_s": bandwidth, "total_s": latency + bandwidth,
+            "messages": float(messages), "bytes": nbytes}
+
+
 # --- CPU cost of communication, seed 001 sec. 3.2 --------------------------
 # beta(k): share of the node's full inter-node bandwidth that k concurrently
 # communicating CPUs reach. t_full: communication time at full bandwidth

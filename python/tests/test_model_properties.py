@@ -148,3 +148,33 @@ def test_report_validates_the_new_schemes_with_their_models() -> None:
     assert rows["shared-window"].predicted == pytest.approx(model.epsilon_shared_window(0.4, 0.1, 4, 0.5))
     assert rows["shared-window"].measured == pytest.approx(1.25)
     assert rows["partitioned"].predicted == pytest.approx(model.epsilon_partitioned(0.4, 0.1, 4))
+
+
+def test_deep_halo_divides_latency_by_depth() -> None:
+    """Temporal blocking: one exchange of 26 messages every h iterations; the
+    faces' bytes per iteration are those of depth 1, the edges and corners
+    come on top (divided by h)."""
+    t_lat, b_inf, box = 2e-6, 5e9, (64, 48, 32)
+    one = model.deep_halo_per_iteration(box, 1, t_lat, b_inf)
+    assert one["messages"] == 6
+    assert one["latency_s"] == pytest.approx(6 * t_lat)
+    faces = 8 * 2 * (48 * 32 + 64 * 32 + 64 * 48)
+    assert one["bytes"] == faces
+    assert one["bytes_s"] == pytest.approx(faces / b_inf)
+    for h in (2, 4, 8):
+        deep = model.deep_halo_per_iteration(box, h, t_lat, b_inf)
+        assert deep["messages"] == 26
+        assert deep["latency_s"] == pytest.approx(26 * t_lat / h)
+        edges_corners = 8 * (4 * h * h * (64 + 48 + 32) + 8 * h ** 3)
+        assert deep["bytes"] == h * faces + edges_corners
+        assert deep["bytes_s"] == pytest.approx((faces + edges_corners / h) / b_inf)
+        assert deep["total_s"] == pytest.approx(deep["latency_s"] + deep["bytes_s"])
+    # Latency-bound (tiny box, slow start-up): deeper halos pay; at depth 4
+    # 26/4 = 6.5 start-ups per iteration is still above depth 1's 6.
+    tiny = (8, 8, 8)
+    assert (model.deep_halo_per_iteration(tiny, 8, 1e-5, 1e10)["total_s"]
+            < model.deep_halo_per_iteration(tiny, 1, 1e-5, 1e10)["total_s"])
+    with pytest.raises(ValueError):
+        model.deep_halo_per_iteration(tiny, 0, t_lat, b_inf)
+    with pytest.raises(ValueError):
+        model.deep_halo_per_iteration((4, 8, 8), 5, t_lat, b_inf)

@@ -17,6 +17,7 @@ class Jacobi final : public Kernel {
       k.flops_per_point = 8.0;
       k.bytes_per_point = 2 * sizeof(double);  // stream u in, u_new out
       k.fields = 2;
+      k.temporal_blocking = true;
       return k;
     }();
     return i;

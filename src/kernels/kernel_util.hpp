@@ -24,7 +24,8 @@ struct alignas(64) Partial {
 };
 
 // A kernel that reads one field and writes the other, then swaps them, once
-// per iteration (jacobi, spmv): box_op(in, out, box) computes one box.
+// per iteration (jacobi, spmv): box_op(in, out, box) computes one box. With
+// a halo depth h > 1, h iterations per exchange (Domain::sweep_block).
 template <typename BoxOp>
 KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   Domain& domain = run.domain;
@@ -32,10 +33,19 @@ KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   fill_initial(a, domain.local());
   Field* cur = &a;
   Field* nxt = &b;
+  const int depth = domain.config().depth;
   domain.start_clock();
-  for (int it = 0; it < run.cfg.iters; ++it) {
-    domain.sweep({cur}, [&box_op, cur, nxt](const Box& box, int) { box_op(*cur, *nxt, box); });
-    std::swap(cur, nxt);
+  if (depth == 1) {
+    for (int it = 0; it < run.cfg.iters; ++it) {
+      domain.sweep({cur}, [&box_op, cur, nxt](const Box& box, int) { box_op(*cur, *nxt, box); });
+      std::swap(cur, nxt);
+    }
+  } else {
+    const PairBoxFn update = [&box_op](const Field& in, Field& out, const Box& box, int) {
+      box_op(in, out, box);
+    };
+    for (int it = 0; it < run.cfg.iters; it += depth)
+      domain.sweep_block(cur, nxt, std::min(depth, run.cfg.iters - it), update);
   }
   domain.stop_clock();
   return {std::move(*cur), run.cfg.iters, 0.0};

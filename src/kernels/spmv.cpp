@@ -19,6 +19,7 @@ class Spmv final : public Kernel {
       k.bytes_per_point_crs = k.bytes_per_point + kCrsMatrixBytesPerPoint;
       k.bytes_per_point_sell = k.bytes_per_point + kSellMatrixBytesPerPoint;
       k.fields = 2;
+      k.temporal_blocking = true;
       return k;
     }();
     return i;

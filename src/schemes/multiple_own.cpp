@@ -27,29 +27,41 @@ class MultipleOwn final : public Scheme {
     const int n = static_cast<int>(timers.size());
     const int slabs = plan.pieces();  // min(threads, local k planes)
     detail::ErrorSlot errors;
+    // A sweep over a region grown into the halo (temporal blocking) reads
+    // halo points of the next slab's pieces (k - 1 and k + 1 at the slab's
+    // edge): every thread's receives must be complete before any boundary.
+    const bool grown = !(regions.local == regions.core);
 #pragma omp parallel num_threads(n)
     {
       const int t = omp_get_thread_num();
       ThreadTimes& tm = timers[t];
+      // The slab of the own box with this thread's pieces; the first and
+      // last slabs reach into a grown region's z halo.
+      Box slab = regions.local;
+      const Range r = split_range(regions.core.extent(2), slabs, std::min(t, slabs - 1));
+      slab.lo[2] = t == 0 ? regions.local.lo[2] : regions.core.lo[2] + r.offset;
+      slab.hi[2] = t == slabs - 1 ? regions.local.hi[2] : regions.core.lo[2] + r.offset + r.size;
+      // Own messages: face and edge pieces along z with this slab's index,
+      // and the messages across the z sides by the slabs that touch them.
+      auto own = [&](std::size_t, const FaceMessage& m) {
+        if (m.offset[2] == 0) return m.piece == t;
+        return m.offset[2] < 0 ? t == 0 : t == slabs - 1;
+      };
       errors.run([&] {
         detail::require_threads(n);
         if (t >= slabs) return;
-        Box slab = regions.local;
-        Range r = split_range(regions.local.extent(2), slabs, t);
-        slab.lo[2] = regions.local.lo[2] + r.offset;
-        slab.hi[2] = slab.lo[2] + r.size;
-        // Own messages: x/y face pieces with this slab's index, and the z
-        // faces of the slabs that touch them.
-        auto own = [&](std::size_t, const FaceMessage& m) {
-          if (dir_axis(m.dir) != 2) return m.piece == t;
-          return dir_side(m.dir) == 0 ? t == 0 : t == slabs - 1;
-        };
         detail::start_owned(plan, fields, tm, own);
         {
           PhaseTimer pt(tm, Phase::ComputeInterior);
           compute(intersect(regions.interior, slab), t);
         }
         detail::finish_owned(plan, fields, tm, own);
+      });
+      if (grown) {
+#pragma omp barrier
+      }
+      errors.run([&] {
+        if (t >= slabs) return;
         PhaseTimer pb(tm, Phase::ComputeBoundary);
         for (const Box& b : regions.boundary) compute(intersect(b, slab), t);
       });
