@@ -2,7 +2,9 @@
 // holds its global neighbour's value (periodic wrap) and Dirichlet halos stay
 // 0; the plan's byte count equals the face arithmetic. Covers the three ways
 // schemes drive a plan: whole begin/end, per-message steps from several
-// threads at once (MPI_THREAD_MULTIPLE), and faces split in pieces.
+// threads at once (MPI_THREAD_MULTIPLE), and faces split in pieces. A plan
+// with corners (temporal blocking) and a halo 2 deep fills the whole halo
+// shell, edges and corners too.
 #include <mpi.h>
 #include <omp.h>
 
@@ -42,19 +44,28 @@ int main(int argc, char** argv) {
   const std::array<int, 3> grids[] = {{7, 6, 5}, {8, 9, 10}};
   for (const auto& g : grids)
     for (bool periodic : {false, true})
-      for (int path = 0; path < 3; ++path) {
+      for (int path = 0; path < 6; ++path) {
+        const bool deep = path >= 3;  // halo 2 with edges and corners
+        const int halo = deep ? 2 : 1;
         const std::array<bool, 3> per{periodic, periodic, periodic};
         GridChoice choice = choose_grid(g, nodes.node_count, nodes.ranks_per_node.front(), per, {0, 0, 0});
         ProcessGrid grid = make_process_grid(MPI_COMM_WORLD, nodes, choice);
         LocalDomain d = decompose(g, per, grid);
-        const int pieces = path == 2 ? 3 : 1;
-        ExchangePlan plan(MPI_COMM_WORLD, d, nodes, pieces);
-        Field f(d.size);
+        const int pieces = path % 3 == 2 ? 3 : 1;
+        bool fits = true;  // every extent with a neighbour holds the halo
+        for (int dir = 0; dir < kDirections; ++dir)
+          fits = fits && (!d.has_neighbour(dir) || d.size[dir_axis(dir)] >= halo);
+        int all_fit = 0;
+        const int my_fit = fits ? 1 : 0;
+        MPI_Allreduce(&my_fit, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!all_fit) continue;
+        ExchangePlan plan(MPI_COMM_WORLD, d, nodes, pieces, halo, deep);
+        Field f(d.size, halo);
         for (int k = 0; k < d.size[2]; ++k)
           for (int j = 0; j < d.size[1]; ++j)
             for (int i = 0; i < d.size[0]; ++i)
               f.at(i, j, k) = code(g, d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
-        if (path == 0) {
+        if (path % 3 == 0) {
           plan.begin({&f});
           plan.end({&f});
         } else {
@@ -75,9 +86,27 @@ int main(int argc, char** argv) {
             }
           }
         }
-        // Check all six face halos (not edges/corners: the 7-point stencil never reads them).
+        // Depth 1: the six face halos (not edges/corners: the 7-point
+        // stencil never reads them). Deep: the whole shell, and the bytes of
+        // every face, edge and corner with a neighbour.
         long long bad = 0, face_bytes = 0;
-        for (int dir = 0; dir < kDirections; ++dir) {
+        if (deep) {
+          for (int k = -halo; k < d.size[2] + halo; ++k)
+            for (int j = -halo; j < d.size[1] + halo; ++j)
+              for (int i = -halo; i < d.size[0] + halo; ++i) {
+                const bool inside = i >= 0 && i < d.size[0] && j >= 0 && j < d.size[1] && k >= 0 &&
+                                    k < d.size[2];
+                if (!inside && f.at(i, j, k) != expected(d, i, j, k)) ++bad;
+              }
+          for (int dir = 0; dir < kAllDirections; ++dir) {
+            const std::array<int, 3> o = direction_offset(dir);
+            if (d.around[offset_index(o)] == MPI_PROC_NULL) continue;
+            long long points = 1;
+            for (int a = 0; a < 3; ++a) points *= o[a] == 0 ? d.size[a] : halo;
+            face_bytes += 8 * points;
+          }
+        }
+        for (int dir = 0; dir < kDirections && !deep; ++dir) {
           const int a = dir_axis(dir);
           Box h = d.box();
           h.lo[a] = dir_side(dir) == 0 ? -1 : d.size[a];
