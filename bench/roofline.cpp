@@ -11,9 +11,14 @@
 // point each kernel declares in its KernelInfo for one sweep. Jacobi streams
 // u in and u_new out, as copy does, so its ratio is its share of the copy
 // rate; a temporally blocked run above 1.0 beats the single-sweep roofline.
-// jacobi-in-cache runs jacobi on 256 x 32 x 32 points per rank, whose fields
-// stay in cache: the rate the cores reach when memory is not the limit, the
-// ceiling of any temporal blocking on this machine.
+// The *-in-cache cases run the same kernels on 256 x 16 x 16 points per rank
+// (fields of 1 MB, a CRS matrix of 7 MB), which stay in cache: the rate the
+// cores reach when memory is not the limit, the ceiling of any temporal
+// blocking on this machine. The traffic model below the table adds the two
+// times per point, core (in cache) and memory (bytes at the copy rate):
+//   model MLUP/s = 1 / (1 / in-cache rate + bytes per point / copy bandwidth)
+// and prints measured / model: near 1 when the kernel overlaps none of its
+// memory time with its own work, near in-cache / model when it overlaps all.
 //
 //   hympi_roofline [--grid N] [--iters T] [--rounds R] [--threads N] [--halo-depth H]
 #include <mpi.h>
@@ -103,6 +108,7 @@ int main(int argc, char** argv) {
     double bytes_per_point;
     int depth = 1;
     bool in_cache = false;  // a grid that stays in cache: the core's own ceiling
+    int twin = -1;          // in_cache: the out-of-cache case it is the core rate of
   };
   const hympi::KernelInfo& jacobi = hympi::kernel_info(hympi::KernelKind::Jacobi);
   const hympi::KernelInfo& spmv = hympi::kernel_info(hympi::KernelKind::Spmv);
@@ -113,7 +119,10 @@ int main(int argc, char** argv) {
       {"spmv-sell", spmv.kind, hympi::MatrixFormat::Sell, spmv.bytes_per_point_sell},
       {"jacobi-depth", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, depth},
       {"spmv-depth", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point, depth},
-      {"jacobi-in-cache", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, 1, true},
+      {"jacobi-in-cache", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, 1, true, 0},
+      {"stencil-in-cache", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point, 1, true, 1},
+      {"crs-in-cache", spmv.kind, hympi::MatrixFormat::Crs, spmv.bytes_per_point_crs, 1, true, 2},
+      {"sell-in-cache", spmv.kind, hympi::MatrixFormat::Sell, spmv.bytes_per_point_sell, 1, true, 3},
   };
   constexpr int kCases = sizeof(cases) / sizeof(cases[0]);
   std::vector<double> copy_bw;
@@ -133,9 +142,9 @@ int main(int argc, char** argv) {
       cfg.format = cases[c].format;
       cfg.grid = {n, n, n};
       cfg.iters = iters;
-      if (cases[c].in_cache) {  // 256 x 32 x 32 points per rank: 4 MB of fields, in L2/L3
-        cfg.grid = {256, 32, 32 * ranks};
-        cfg.iters = static_cast<int>(std::min(100000.0, 1.0 * iters * n * n * n / (256.0 * 32 * 32 * ranks)));
+      if (cases[c].in_cache) {  // 256 x 16 x 16 points per rank, as many updates as the big grid
+        cfg.grid = {256, 16, 16 * ranks};
+        cfg.iters = static_cast<int>(std::min(100000.0, 1.0 * iters * n * n * n / (256.0 * 16 * 16 * ranks)));
       }
       cfg.threads = threads;
       cfg.halo_depth = cases[c].depth;
@@ -162,6 +171,17 @@ int main(int argc, char** argv) {
                            : cases[c].name;
     std::printf("  %-14s %12.1f %10.0f %14.2f %8.3f\n", name.c_str(), l / 1e6,
                 cases[c].bytes_per_point, eff / 1e9, eff / bw);
+  }
+  std::printf("# traffic model: 1 / (1 / in-cache rate + bytes per point / copy bandwidth)\n");
+  std::printf("# %-14s %12s %12s %12s %10s\n", "kernel", "in-cache", "memory-only", "model",
+              "measured/model");
+  for (int c = 0; c < kCases; ++c) {
+    if (!cases[c].in_cache || cases[c].twin < 0) continue;
+    const int o = cases[c].twin;
+    const double core = median(lups[c]), roof = bw / cases[o].bytes_per_point;
+    const double model = 1.0 / (1.0 / core + 1.0 / roof);
+    std::printf("  %-14s %12.1f %12.1f %12.1f %10.3f\n", cases[o].name, core / 1e6, roof / 1e6,
+                model / 1e6, median(lups[o]) / model);
   }
   std::printf("# copy GB/s per round:");
   for (double x : copy_bw) std::printf(" %.2f", x / 1e9);
