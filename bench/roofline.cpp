@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
       cfg.iters = iters;
       if (cases[c].in_cache) {  // 256 x 16 x 16 points per rank, as many updates as the big grid
         cfg.grid = {256, 16, 16 * ranks};
-        cfg.iters = static_cast<int>(std::min(100000.0, 1.0 * iters * n * n * n / (256.0 * 16 * 16 * ranks)));
+        cfg.iters = std::max(1, static_cast<int>(std::min(100000.0, 1.0 * iters * n * n * n / (256.0 * 16 * 16 * ranks))));
       }
       cfg.threads = threads;
       cfg.halo_depth = cases[c].depth;

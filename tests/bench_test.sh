@@ -193,6 +193,37 @@ fi
 check bench-help 0 "internode" 2 bench --help
 check beff-help 0 "--lmax BYTES" 2 bench beff --help
 
+# The roofline benchmark (make bench) at 2 ranks on a tiny grid: every row,
+# the blocked and in-cache cases and the traffic model, finite numbers.
+roofline=$(dirname "$hympi")/hympi_roofline
+if [ -x "$roofline" ]; then
+  out=$(timeout 120 "$mpiexec" -n 2 "${preflags[@]}" "$roofline" --grid 24 --iters 3 --rounds 1 \
+        --halo-depth 2 2>&1)
+  rc=$?
+  if [ "$rc" != 0 ]; then
+    fail "roofline: exit $rc: $(head -c 400 <<< "$out")"
+  elif ! python3 - "$out" <<'PY'; then
+import math, sys
+rows = {l.split()[0]: l.split()[1:] for l in sys.argv[1].splitlines() if l.startswith("  ")}
+for name in ["stream-copy", "jacobi", "spmv-crs", "spmv-sell", "jacobi-depth-2", "spmv-depth-2",
+             "jacobi-in-cache", "crs-in-cache"]:
+    assert name in rows, name
+for name, cols in rows.items():
+    for c in cols:
+        if c != "-":
+            assert math.isfinite(float(c)) and float(c) > 0, (name, cols)
+assert "2 rank(s)" in sys.argv[1] and "traffic model" in sys.argv[1]
+PY
+    fail "roofline: table: $(head -c 600 <<< "$out")"
+  else
+    passed=$((passed + 1))
+  fi
+  out=$(timeout 60 "$mpiexec" -n 1 "${preflags[@]}" "$roofline" --halo-depth 65 2>&1)
+  rc=$?
+  [ "$rc" = 2 ] && grep -qF "halo-depth above 64" <<< "$out" && passed=$((passed + 1)) ||
+    fail "roofline-bad-depth: exit $rc: $(head -c 300 <<< "$out")"
+fi
+
 echo "bench_test: $("$mpiexec" --version 2>&1 | head -1)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
