@@ -356,6 +356,8 @@ struct Domain::Impl {
 
   std::string sweep_block(Field*& in, Field*& out, int count, const PairBoxFn& update) {
     check_fields({in, out});
+    if (in == out || in->data() == out->data())
+      throw UsageError("sweep_block: `in` and `out` are the same field (the sweeps need two)");
     if (count < 1 || count > cfg.depth)
       throw UsageError("sweep_block: " + std::to_string(count) +
                        " sweeps, but the domain's depth allows 1 to " + std::to_string(cfg.depth));
@@ -421,7 +423,11 @@ struct Domain::Impl {
     const double row_bytes = 8.0 * (region[0].extent(0) + 2 * r);
     const double live_planes = 2.0 * (lag * sweeps + 2 * r + 1);
     const int budget_rows = static_cast<int>(4.0 * 1024 * 1024 * n / (live_planes * row_bytes));
-    const int tile = std::max(8 * n, budget_rows - sweeps * r);
+    int tile = std::max(8 * n, budget_rows - sweeps * r);
+    // Tests set small tiles (HYMPI_WAVEFRONT_TILE_ROWS, in every rank's
+    // environment) so that small grids cross tile boundaries.
+    if (const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS"); rows && std::atoi(rows) > 0)
+      tile = std::atoi(rows);
     const int y0 = region[0].lo[1];
     const int y_end = region[0].hi[1] + (sweeps - 1) * r;  // last row of the last sweep, shifted
     const int tiles = (y_end - y0 + tile - 1) / tile;
@@ -514,7 +520,7 @@ Domain::Domain(MPI_Comm parent, const DomainConfig& config)
   d.local = decompose(config.grid, config.periodic, pgrid);
   d.scheme = config.scheme->make(SchemeParams{config.threads, config.reserved});
   d.plan = std::make_unique<ExchangePlan>(comm, d.local, d.nodes, d.scheme->face_pieces(),
-                                          d.layers(), config.depth > 1);
+                                          d.layers(), config.depth > 1, config.halo);
   d.regions.core = d.local.box();
   d.regions.local = d.local.box();
   d.regions.interior = interior_box(d.local, config.halo);

@@ -34,12 +34,14 @@ int offset_direction(const std::array<int, 3>& o) {
 }
 
 ExchangePlan::ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes,
-                           int pieces, int halo, bool corners)
-    // A piece is at least `halo` planes thick: then the thread owning the
-    // first (last) slab of the box is the only one that reads the low (high)
-    // z halo, which is what multiple-own's ownership of the z faces assumes.
+                           int pieces, int halo, bool corners, int min_piece)
+    // A piece is at least `min_piece` (the stencil's radius; `halo` unless
+    // given) planes thick: then the thread owning the first (last) slab of
+    // the box is the only one that reads the low (high) z halo, which is what
+    // multiple-own's ownership of the z faces assumes.
     : comm_(comm),
-      pieces_(std::max(1, std::min({pieces, domain.size[2] / std::max(1, halo), kMaxPieces}))),
+      pieces_(std::max(1, std::min({pieces, domain.size[2] / std::max(1, min_piece > 0 ? min_piece : halo),
+                                    kMaxPieces}))),
       halo_(halo),
       corners_(corners),
       node_id_(nodes.node_id) {

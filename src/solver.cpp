@@ -225,7 +225,8 @@ void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
       if (other.temporal_blocking) names += (names.empty() ? "" : ", ") + other.name;
     errors.push_back("`halo_depth` " + std::to_string(c.halo_depth) +
                      " (temporal blocking) applies only to: " + names + ", in format stencil" +
-                     (k.temporal_blocking ? "" : " (" + k.name + " is not one)"));
+                     (k.temporal_blocking ? " (format " + std::string(format_name(c.format)) + " given)"
+                                          : " (" + k.name + " is not one)"));
   }
   if (!k.supports(c.format)) {
     std::string names;

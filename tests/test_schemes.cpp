@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
   // virtual nodes).
   bool all_decomps = true;
   std::string only_scheme;
+  // --depth-only: the temporal-blocking variants only (ctest runs them again
+  // with tiny wavefront tiles, HYMPI_WAVEFRONT_TILE_ROWS).
+  bool depth_only = false;
+  for (int i = 1; i < argc; ++i) depth_only = depth_only || std::string(argv[i]) == "--depth-only";
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--decompositions") all_decomps = std::string(argv[i + 1]) != "default";
     if (std::string(argv[i]) == "--scheme") only_scheme = argv[i + 1];
@@ -115,6 +119,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<double>> plain_fields;  // describe(depth-1 config) -> points
   Tally tally;
   for (const auto& v : variants)
+    if (!depth_only || v.halo_depth > 1)
     for (const auto& grid : grids)
       if (!v.first_grid_only || &grid == &grids[0])
       for (bool periodic : {false, true})

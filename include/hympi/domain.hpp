@@ -138,8 +138,8 @@ class Domain {
   // wavefront over k planes (each a layer thinner, threads sharing the
   // planes of one wavefront step), so that the planes a sweep reads are
   // still in cache; under one that does not, the scheme only exchanges and
-  // every sweep runs in the wavefront. `update` must read no further than `halo`
-  // points along each axis (a star or box stencil) and compute a point the
+  // every sweep runs in the wavefront. `update` must be a star stencil
+  // reading no further than `halo` points along each axis, and compute a point the
   // same way wherever it lies, so that the result is the one of `sweeps`
   // plain sweeps to the last bit. The pointers swap after every sweep: *in
   // holds the result. Collective over comm().

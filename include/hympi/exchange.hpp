@@ -57,10 +57,12 @@ class ExchangePlan {
   // must be >= halo). With `corners`, the plan also brings the halo's edges
   // and corners (12 + 8 more messages, from LocalDomain::around; the edges
   // along z split into pieces like the x and y faces): what a halo read by
-  // several sweeps in a row needs (temporal blocking). The buffers hold one
-  // field until set_field_count.
+  // several sweeps in a row needs (temporal blocking). `min_piece` (0: halo)
+  // is the fewest k planes of a piece: the stencil's radius, so that only the
+  // first and last slab read the z halo. The buffers hold one field until
+  // set_field_count.
   ExchangePlan(MPI_Comm comm, const LocalDomain& domain, const NodeMap& nodes, int pieces = 1,
-               int halo = 1, bool corners = false);
+               int halo = 1, bool corners = false, int min_piece = 0);
   ~ExchangePlan();
   ExchangePlan(const ExchangePlan&) = delete;
   ExchangePlan& operator=(const ExchangePlan&) = delete;

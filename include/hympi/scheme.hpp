@@ -41,7 +41,7 @@ struct SchemeParams {
 // `core` is the rank's own box: `local` equals it, except in the first sweep
 // of a temporal block (DomainConfig::depth > 1), which also computes the
 // halo points later sweeps of the block read (`local` grown into the halo
-// on the sides with a neighbour).
+// on the sides with a neighbour). An empty `core` means `local`.
 struct SweepRegions {
   Box local;
   Box interior;

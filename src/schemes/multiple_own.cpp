@@ -30,7 +30,9 @@ class MultipleOwn final : public Scheme {
     // A sweep over a region grown into the halo (temporal blocking) reads
     // halo points of the next slab's pieces (k - 1 and k + 1 at the slab's
     // edge): every thread's receives must be complete before any boundary.
-    const bool grown = !(regions.local == regions.core);
+    // A caller that leaves `core` empty means the own box.
+    const Box core = regions.core.empty() ? regions.local : regions.core;
+    const bool grown = !(regions.local == core);
 #pragma omp parallel num_threads(n)
     {
       const int t = omp_get_thread_num();
@@ -38,9 +40,9 @@ class MultipleOwn final : public Scheme {
       // The slab of the own box with this thread's pieces; the first and
       // last slabs reach into a grown region's z halo.
       Box slab = regions.local;
-      const Range r = split_range(regions.core.extent(2), slabs, std::min(t, slabs - 1));
-      slab.lo[2] = t == 0 ? regions.local.lo[2] : regions.core.lo[2] + r.offset;
-      slab.hi[2] = t == slabs - 1 ? regions.local.hi[2] : regions.core.lo[2] + r.offset + r.size;
+      const Range r = split_range(core.extent(2), slabs, std::min(t, slabs - 1));
+      slab.lo[2] = t == 0 ? regions.local.lo[2] : core.lo[2] + r.offset;
+      slab.hi[2] = t == slabs - 1 ? regions.local.hi[2] : core.lo[2] + r.offset + r.size;
       // Own messages: face and edge pieces along z with this slab's index,
       // and the messages across the z sides by the slabs that touch them.
       auto own = [&](std::size_t, const FaceMessage& m) {
