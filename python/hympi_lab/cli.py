@@ -604,13 +604,35 @@ def _positive_int(text: str) -> int:
 Subparsers = argparse._SubParsersAction  # what add_subparsers returns
 
 
+def cmd_halo(args: argparse.Namespace, out: TextIO) -> int:
+    t_lat = args.t_lat_us * 1e-6
+    b_inf = args.b_inf_mbps * 1e6
+    box = args.box
+    rows_data = []
+    for depth in args.depth:
+        if depth > min(box):
+            raise UsageError(f"--depth {depth} is deeper than the box {box[0]}x{box[1]}x{box[2]} "
+                             f"(a halo comes from one neighbour: at most {min(box)})")
+        rows_data.append({"depth": depth, **model.deep_halo_per_iteration(box, depth, t_lat, b_inf)})
+    data = {"box": list(box), "T_lat_s": t_lat, "b_inf_MBps": args.b_inf_mbps, "depths": rows_data}
+    rows = [(r["depth"], int(r["messages"]), int(r["bytes"]), r["latency_s"] * 1e6, r["bytes_s"] * 1e6,
+             r["total_s"] * 1e6) for r in rows_data]
+    text = _table(f"Halo exchange per iteration of an inner rank, box {box[0]}x{box[1]}x{box[2]}, "
+                  f"exchanged every depth iterations (hympi solve --halo-depth): Hockney T_lat = "
+                  f"{args.t_lat_us:g} us, b_inf = {args.b_inf_mbps:g} MB/s",
+                  ["depth", "messages", "bytes/exchange", "latency_us/iter", "bytes_us/iter",
+                   "total_us/iter"], rows)
+    _emit(args, "model halo", data, text, out)
+    return 0
+
+
 def _add_model(sub: Subparsers) -> None:
     """`model` with its own flags (seed 000 eq. 3-9, Kaiser & Baden) and its sub-commands."""
     p = sub.add_parser("model", help="the papers' equations for given fractions",
                        description="Seed 000 sec. 7.2.1: epsilon = T_masteronly / T_multiple for "
                        "n threads with m reserved for communication, its bounds and break-even; "
                        "with --kb-c and --p the Kaiser & Baden view (seed 002 sec. 4.2). "
-                       "Sub-commands: hockney, ratio, cpu-seconds, eq14.")
+                       "Sub-commands: hockney, ratio, cpu-seconds, eq14, halo.")
     p.add_argument("--n", type=int, help="threads per process (>= 2)")
     p.add_argument("--m", type=int, help="threads reserved for communication (1 <= m < n)")
     p.add_argument("--f-comp-non", type=_finite, metavar="X",
@@ -622,7 +644,8 @@ def _add_model(sub: Subparsers) -> None:
     _add_json(p)
     p.set_defaults(func=cmd_model)
     msub = p.add_subparsers(dest="model_command", metavar="SUBCOMMAND")
-    for add in (_add_model_hockney, _add_model_ratio, _add_model_cpu_seconds, _add_model_eq14):
+    for add in (_add_model_hockney, _add_model_ratio, _add_model_cpu_seconds, _add_model_eq14,
+                _add_model_halo):
         add(msub)
 
 
@@ -639,6 +662,23 @@ def _add_model_hockney(msub: Subparsers) -> None:
                    help="message lengths")
     _add_json(p)
     p.set_defaults(func=cmd_hockney)
+
+
+def _add_model_halo(msub: Subparsers) -> None:
+    """`model halo`."""
+    p = msub.add_parser("halo", help="halo exchange per iteration with halos D deep (temporal blocking)",
+                        description="model.deep_halo_per_iteration: one exchange every D iterations of "
+                        "6 faces (D = 1) or 26 faces, edges and corners D deep (D > 1); per "
+                        "iteration the latency term is messages T_lat / D.")
+    p.add_argument("--box", type=_grid, required=True, metavar="NXxNYxNZ", help="a rank's local box")
+    p.add_argument("--b-inf-mbps", type=_positive, required=True, metavar="MBPS",
+                   help="asymptotic bandwidth in MB/s (10^6 B/s)")
+    p.add_argument("--t-lat-us", type=_non_negative, required=True, metavar="US",
+                   help="latency in microseconds")
+    p.add_argument("--depth", type=_positive_int, nargs="+", default=[1, 2, 4, 8], metavar="D",
+                   help="halo depths (iterations per exchange; default 1 2 4 8)")
+    _add_json(p)
+    p.set_defaults(func=cmd_halo)
 
 
 def _add_model_ratio(msub: Subparsers) -> None:

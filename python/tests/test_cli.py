@@ -69,6 +69,7 @@ def test_model_table_on_stdout_and_json_file(capsys: pytest.CaptureFixture[str],
     (["model", "ratio", "--b-ratio", "3", "--s-ratio", "2"], "model ratio"),
     (["model", "cpu-seconds", "--n", "4", "--t-comm", "1", "--beta", "1=0.5"], "model cpu-seconds"),
     (["model", "eq14", "--comm-ratio", "4.57", "--non-ratio", "0.17", "--n", "8", "--m", "1"], "model eq14"),
+    (["model", "halo", "--box", "64x48x32", "--t-lat-us", "2", "--b-inf-mbps", "5000"], "model halo"),
     (["advise", "--n", "8", "--f-comm", "0.43", "--f-comp-non", "0.2"], "advise"),
 ])
 def test_json_document_reads_back_with_load_document(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -439,3 +440,17 @@ def test_json_dash_writes_only_json_to_stdout(capsys: pytest.CaptureFixture[str]
     assert main(MODEL + ["--json", "-"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["results"][0]["kind"] == "model"
+
+
+def test_model_halo_divides_latency_by_depth(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, ["model", "halo", "--box", "64x48x32", "--t-lat-us", "2",
+                             "--b-inf-mbps", "5000", "--depth", "1", "4"])
+    one, four = data["depths"]
+    assert one["messages"] == 6 and four["messages"] == 26
+    assert one["latency_s"] == pytest.approx(6 * 2e-6)
+    assert four["latency_s"] == pytest.approx(26 * 2e-6 / 4)
+    assert main(["model", "halo", "--box", "8x8x4", "--t-lat-us", "2", "--b-inf-mbps", "5000",
+                 "--depth", "5"]) == 2
+    assert "deeper than the box 8x8x4" in capsys.readouterr().err
+    assert main(["model", "halo", "--box", "8x8x4", "--t-lat-us", "2", "--b-inf-mbps", "5000",
+                 "--depth", "0"]) == 2
