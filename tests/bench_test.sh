@@ -56,6 +56,7 @@ if bench == "beff":
         assert s[key] > 0, key
     pp = [r for r in res if r["kind"] == "pingpong"]
     assert len(pp) == 21 and all(r["bytes_moved"] == 2 * r["bytes"] for r in pp), pp
+    assert all(r["round_trips_per_repetition"] >= 4 and r["buffers"] in (1, 2) for r in pp), pp
     # b_eff from the points: best method per length, arithmetic mean over
     # lengths, geometric mean over the patterns of each kind, then of the kinds
     best = {}
@@ -140,6 +141,8 @@ bench() {  # bench NAME NP ARGS...: run, expect exit 0, validate the document
 
 export OMP_NUM_THREADS=2
 bench beff-np2 2 beff --lmax 65536 --repeat 2
+# NetPIPE's method: round trips filling 5 ms per repetition, one warm buffer.
+bench beff-np2-window 2 beff --lmax 16kB --repeat 2 --pingpong-ms 5 --pingpong-buffers 1
 bench cyclic3d-np2 2 cyclic3d --lmax 4KiB --repeat 2
 bench cyclic3d-np2-8k 2 cyclic3d --lmax 8KiB --repeat 1
 bench internode-np2 2 internode --ranks-per-node 1 --sizes 64kB,1000 --repeat 2
@@ -167,6 +170,8 @@ check beff-one-rank 2 "needs at least 2 ranks, but runs on 1" 1 bench beff --lma
 check internode-one-node 2 "needs at least 2 nodes, but runs on 1" 2 bench internode
 check ratio-one-node 2 "needs at least 2 nodes" 2 bench ratio --ranks-per-node 2
 check lmax-small 2 "--lmax 4000 is below 4 kB" 2 bench beff --lmax 4kB
+check pingpong-buffers 2 "--pingpong-buffers 3 is out of range" 2 bench beff --pingpong-buffers 3
+check pingpong-ms-on-cyclic3d 2 "unknown option '--pingpong-ms'" 2 bench cyclic3d --pingpong-ms 5
 check lmax-large 2 "above the memory cap" 2 bench beff --lmax 1GB
 check lmax-bad 2 "--lmax '8XB'" 2 bench cyclic3d --lmax 8XB
 check sizes-empty 2 "--sizes is empty" 2 bench internode --ranks-per-node 1 --sizes ""

@@ -12,6 +12,7 @@
 // arithmetic mean over the 21 lengths; b_eff is the geometric mean of the
 // geometric means of the ring and of the random patterns.
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <ostream>
 #include <random>
@@ -114,20 +115,39 @@ BenchResult run_beff(BenchContext& ctx) {
          << std::left << std::setw(10) << "# bytes" << std::right << std::setw(16) << "one-way s"
          << std::setw(14) << "MB/s" << "\n";
   double pingpong_lmax = 0;
+  const long long window_ms = ctx.opt.args.get("--pingpong-ms");
+  // One buffer: each side receives into the array it sends from, so a
+  // message's data stays in cache for the reply (NetPIPE without -I keeps
+  // its buffers warm the same way); two (default): a halo exchange's case.
+  char* const recv_into = ctx.opt.args.get("--pingpong-buffers") == 1 ? sbuf.data() : rbuf.data();
   for (long long L : lengths) {
     const int n = static_cast<int>(L);
-    // At least 4 round trips per repetition, as NetPIPE averages several.
-    Timing t = time_exchange(ctx.comm, ctx.opt.repeat, std::max(4, loop_count(L)), sent, [&] {
+    const auto round_trip = [&] {
       if (ctx.rank == 0) {
         HYMPI_CHECK_MPI(MPI_Send(sbuf.data(), n, MPI_BYTE, partner, 9, ctx.comm));
         sent.add(L);
-        HYMPI_CHECK_MPI(MPI_Recv(rbuf.data(), n, MPI_BYTE, partner, 9, ctx.comm, MPI_STATUS_IGNORE));
+        HYMPI_CHECK_MPI(MPI_Recv(recv_into, n, MPI_BYTE, partner, 9, ctx.comm, MPI_STATUS_IGNORE));
       } else if (ctx.rank == partner) {
-        HYMPI_CHECK_MPI(MPI_Recv(rbuf.data(), n, MPI_BYTE, 0, 9, ctx.comm, MPI_STATUS_IGNORE));
+        HYMPI_CHECK_MPI(MPI_Recv(recv_into, n, MPI_BYTE, 0, 9, ctx.comm, MPI_STATUS_IGNORE));
         HYMPI_CHECK_MPI(MPI_Send(sbuf.data(), n, MPI_BYTE, 0, 9, ctx.comm));
         sent.add(L);
       }
-    });
+    };
+    // At least 4 round trips per repetition, as NetPIPE averages several;
+    // with --pingpong-ms, as many as fill that window (NetPIPE's trials
+    // fill about 250 ms), from rank 0's time of two calibration trips.
+    int trips = std::max(4, loop_count(L));
+    if (window_ms > 0) {
+      HYMPI_CHECK_MPI(MPI_Barrier(ctx.comm));
+      const double t0 = MPI_Wtime();
+      round_trip();
+      round_trip();
+      double per_trip = (MPI_Wtime() - t0) / 2;
+      HYMPI_CHECK_MPI(MPI_Bcast(&per_trip, 1, MPI_DOUBLE, 0, ctx.comm));
+      const double wanted = std::ceil(1e-3 * static_cast<double>(window_ms) / std::max(per_trip, 1e-9));
+      trips = static_cast<int>(std::clamp(wanted, static_cast<double>(trips), 1e7));
+    }
+    Timing t = time_exchange(ctx.comm, ctx.opt.repeat, trips, sent, round_trip);
     const Stats one_way{t.stats.min / 2, t.stats.median / 2, t.stats.max / 2};
     // Best repetition, as for the patterns (and as NetPIPE reports).
     const double bw = static_cast<double>(L) / one_way.min / 1e6;
@@ -138,6 +158,8 @@ BenchResult run_beff(BenchContext& ctx) {
                        {"bytes_moved", t.bytes_moved},
                        {"messages", t.messages},
                        {"time_s", stats_json(one_way)},
+                       {"round_trips_per_repetition", trips},
+                       {"buffers", ctx.opt.args.get("--pingpong-buffers")},
                        {"bandwidth_MBps", bw}});
     if (out)
       *out << std::left << std::setw(10) << L << std::right << std::setw(16) << std::scientific
@@ -170,8 +192,17 @@ BenchResult run_beff(BenchContext& ctx) {
 }  // namespace
 
 Benchmark beff_benchmark() {
-  return lmax_benchmark(
+  Benchmark b = lmax_benchmark(
       "beff", "effective bandwidth b_eff (Rabenseifner & Koniges): ring and random patterns", run_beff);
+  b.options.push_back(int_option("--pingpong-ms", "MS",
+                                 "ping-pong: time as many round trips per repetition as fill MS "
+                                 "ms, like NetPIPE's trials (0: at least 4)",
+                                 "0", 0, 60000));
+  b.options.push_back(int_option("--pingpong-buffers", "N",
+                                 "ping-pong: 2 = receive into a second array, as a halo "
+                                 "exchange must; 1 = into the array sent from (warm in cache)",
+                                 "2", 1, 2));
+  return b;
 }
 
 }  // namespace hympi::bench
