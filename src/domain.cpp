@@ -246,6 +246,10 @@ struct Domain::Impl {
   std::vector<detail::Partial> partials;
   double t0 = 0, elapsed = 0;
   long long sweeps = 0;
+  long long exchanges = 0;              // halo exchanges since start_clock
+  // Wavefront tile height forced by HYMPI_WAVEFRONT_TILE_ROWS (tests: small
+  // grids then cross tile boundaries); 0: sized for the cache.
+  int forced_tile_rows = 0;
   bool tracing = false;                 // config.trace or HYMPI_TRACE_JSON
   std::string trace_env;                // rank 0's HYMPI_TRACE_JSON, on every rank
   std::vector<detail::TraceLog> logs;   // [thread], filled from start_clock
@@ -307,6 +311,7 @@ struct Domain::Impl {
     };
     scheme->sweep(*plan, fields, regions, guarded, timers);
     ++sweeps;
+    ++exchanges;
     return failure(slot);
   }
 
@@ -387,6 +392,7 @@ struct Domain::Impl {
       if ((count - 1) % 2) std::swap(in, out);
     }
     sweeps += count;
+    ++exchanges;
     return failure(slot);
   }
 
@@ -423,11 +429,8 @@ struct Domain::Impl {
     const double row_bytes = 8.0 * (region[0].extent(0) + 2 * r);
     const double live_planes = 2.0 * (lag * sweeps + 2 * r + 1);
     const int budget_rows = static_cast<int>(4.0 * 1024 * 1024 * n / (live_planes * row_bytes));
-    int tile = std::max(8 * n, budget_rows - sweeps * r);
-    // Tests set small tiles (HYMPI_WAVEFRONT_TILE_ROWS, in every rank's
-    // environment) so that small grids cross tile boundaries.
-    if (const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS"); rows && std::atoi(rows) > 0)
-      tile = std::atoi(rows);
+    const int tile =
+        forced_tile_rows > 0 ? forced_tile_rows : std::max(8 * n, budget_rows - sweeps * r);
     const int y0 = region[0].lo[1];
     const int y_end = region[0].hi[1] + (sweeps - 1) * r;  // last row of the last sweep, shifted
     const int tiles = (y_end - y0 + tile - 1) / tile;
@@ -536,6 +539,9 @@ Domain::Domain(MPI_Comm parent, const DomainConfig& config)
   d.trace_env.resize(static_cast<std::size_t>(length));
   if (length > 0) HYMPI_CHECK_MPI(MPI_Bcast(&d.trace_env[0], length, MPI_CHAR, 0, comm));
   d.tracing = config.trace || !d.trace_env.empty();
+  // Each rank's own: tiles are local, so ranks need not agree.
+  if (const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS"))
+    d.forced_tile_rows = std::max(0, std::atoi(rows));
 }
 
 Domain::~Domain() = default;
@@ -635,6 +641,7 @@ void Domain::start_clock() {
     }
   }
   d.sweeps = 0;
+  d.exchanges = 0;
   d.elapsed = 0;
   d.t0 = now();
 }
@@ -642,6 +649,7 @@ void Domain::start_clock() {
 void Domain::stop_clock() { impl_->elapsed = now() - impl_->t0; }
 double Domain::elapsed() const { return impl_->elapsed; }
 long long Domain::sweeps() const { return impl_->sweeps; }
+long long Domain::exchanges() const { return impl_->exchanges; }
 Timers& Domain::timers() { return impl_->timers; }
 double Domain::loop_start() const { return impl_->t0; }
 
@@ -729,6 +737,7 @@ void Domain::write_report(const std::string& path, const std::string& name,
       << ", \"node_block\": " << json_array(d.grid.node_block) << ", \"mapping\": \""
       << (d.grid.node_aware ? "node-aware" : "rank-order") << "\", \"threads\": " << c.threads
       << ", \"reserved\": " << d.scheme->reserved_threads() << ", \"iters\": " << d.sweeps
+      << ", \"exchanges\": " << d.exchanges
       << ", \"checksum\": " << (checksum_fields.empty() ? "null" : detail::json_number(sum))
       << ", \"l2\": " << (checksum_fields.empty() ? "null" : detail::json_number(std::sqrt(sq)))
       << ", \"time_s\": {\"min\": " << detail::json_number(T) << ", \"median\": " << detail::json_number(T)

@@ -144,8 +144,7 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   const double points = 1.0 * cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
   res.mlups = res.time_s.median > 0 ? points * res.iterations / res.time_s.median / 1e6 : 0;
   fill_exchange_counts(res, run.domain.plan(), comm);
-  res.exchanges = run.domain.sweeps() / std::max(1, cfg.halo_depth) +
-                  (run.domain.sweeps() % std::max(1, cfg.halo_depth) ? 1 : 0);
+  res.exchanges = run.domain.exchanges();
 }
 
 // The domain of a solve: the config's grid, boundaries and scheme, halo 1.

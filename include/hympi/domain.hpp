@@ -159,6 +159,7 @@ class Domain {
   void stop_clock();
   double elapsed() const;             // this rank's seconds between them
   long long sweeps() const;           // sweeps since start_clock()
+  long long exchanges() const;        // halo exchanges since start_clock() (a block: one)
   Timers& timers();                   // per thread and phase since start_clock()
   double loop_start() const;          // now() at start_clock()
 
