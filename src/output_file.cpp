@@ -54,21 +54,25 @@ std::string write_text_file(const std::string& path, const std::string& text) {
   }
   if (path.empty()) return "cannot write '': empty path";
   const std::string target = resolve_links(path);
-  const std::string tmp = target + ".tmp" + std::to_string(::getpid());
+  // A device or FIFO (/dev/stdout, /dev/full, a named pipe) is written in
+  // place: renaming a file over it would replace the device node.
+  struct stat st {};
+  const bool special = ::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const std::string tmp = special ? target : target + ".tmp" + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return "cannot write " + path + ": " + std::strerror(errno);
   errno = 0;
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
-                       std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+                       std::fflush(f) == 0 && (special || ::fsync(fileno(f)) == 0);
   const int write_errno = errno;
   const bool closed = std::fclose(f) == 0;
   const int close_errno = errno;
   if (!written || !closed) {
-    std::remove(tmp.c_str());
+    if (!special) std::remove(tmp.c_str());
     const int why = !written ? write_errno : close_errno;
     return "cannot write " + path + ": " + (why ? std::strerror(why) : "write failed");
   }
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+  if (!special && std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int why = errno;
     std::remove(tmp.c_str());
     return "cannot write " + path + ": " + std::strerror(why);

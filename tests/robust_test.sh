@@ -108,6 +108,11 @@ check symlink 0 "checksum" 2 "${J[@]}" --json "$tmp/link.json"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/real/target.json" 2> /dev/null ||
   fail "symlink: the link's target holds no JSON document"
 
+# A device is written in place, never replaced by a renamed file: /dev/full
+# gives the full-disk error and stays a character device.
+check dev-full 4 "cannot write /dev/full: No space left on device" 2 "${J[@]}" --json /dev/full
+[ -c /dev/full ] || fail "dev-full: /dev/full is no longer a character device"
+
 # A full disk: a small tmpfs, filled (needs root; skipped with the reason).
 if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/full" && mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2> /dev/null; then
   mnt="$tmp/full"

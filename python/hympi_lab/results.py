@@ -358,7 +358,20 @@ def write_atomic(path, text: str) -> None:
     """
     import os
 
+    import stat
+
     target = os.path.realpath(path)  # a symlink is followed, not replaced
+    try:  # a device or FIFO (/dev/stdout, /dev/full) is written in place, never replaced
+        special = not stat.S_ISREG(os.stat(target).st_mode)
+    except OSError:
+        special = False
+    if special:
+        try:
+            with open(target, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        except OSError as err:
+            raise OutputError(f"cannot write {path}: {err.strerror or err}") from None
+        return
     tmp = target + ".tmp"
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as handle:

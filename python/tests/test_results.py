@@ -129,3 +129,17 @@ def test_hockney_points_from_csv_and_documents(write_text: Callable[[str, str], 
     lengths, times = results.hockney_points([csv_path, doc])
     assert lengths.tolist() == [8, 1024, 4096]
     assert np.allclose(times, [1.0e-5, 1.5e-5, 2.1e-5])
+
+
+def test_write_atomic_writes_a_device_in_place() -> None:
+    """/dev/full: the full-disk error, and the device node is not replaced."""
+    import os
+    import stat
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    with pytest.raises(results.OutputError, match="cannot write /dev/full"):
+        results.write_atomic("/dev/full", "{}\n")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    results.write_atomic("/dev/null", "{}\n")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
