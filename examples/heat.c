@@ -8,9 +8,12 @@
  *
  * Options: --grid N | NXxNYxNZ | NX NY NZ (default 32), --steps N (10),
  * --scheme NAME (pure MPI), --threads N (1), --reserved M, --periodic,
- * --report PATH (the JSON summary that hympi-lab study --app reads).
+ * --halo-depth H (temporal blocking: H steps per halo exchange through
+ * hympi_sweep_block, default 1), --report PATH (the JSON summary that
+ * hympi-lab study --app reads).
  *
- * Every scheme prints the same checksum (to round-off). Build with CMake
+ * Every scheme prints the same checksum (to round-off); every halo depth
+ * the same as depth 1, to the last bit. Build with CMake
  * (find_package(hympi), target hympi::hympi) or with
  *   mpicc heat.c $(pkg-config --cflags --libs hympi) -o heat_c
  */
@@ -22,29 +25,46 @@
 
 static const double kNu = 0.125;
 
-/* What the box callback needs: the two arrays and their layout. */
+/* The fields' layout (hympi_domain_layout). */
+typedef struct {
+  int halo;
+  ptrdiff_t sj, sk;
+} Layout;
+
+/* What the sweep's box callback needs: the two arrays and their layout. */
 typedef struct {
   const double* u;
   double* u_new;
-  int halo;
-  ptrdiff_t sj, sk;
+  Layout layout;
 } Heat;
 
-/* One box of the update: reads u (halos included), writes u_new. */
+/* One box of the update: reads u (halos included), writes u_new. The box
+ * may reach into the halo (negative indices) in a sweep block. */
+static void heat_update(const double* u, double* u_new, const Layout* l, const hympi_box* box) {
+  for (int k = box->lo[2]; k < box->hi[2]; ++k)
+    for (int j = box->lo[1]; j < box->hi[1]; ++j) {
+      const ptrdiff_t row = l->halo + l->sj * (j + l->halo) + l->sk * (k + l->halo);
+      for (int i = box->lo[0]; i < box->hi[0]; ++i) {
+        const ptrdiff_t p = row + i;
+        const double s = u[p - 1] + u[p + 1] + u[p - l->sj] + u[p + l->sj] + u[p - l->sk] + u[p + l->sk];
+        u_new[p] = u[p] + kNu * (s - 6.0 * u[p]);
+      }
+    }
+}
+
+/* hympi_sweep's callback: one step, one exchange. */
 static int heat_box(const hympi_box* box, int thread, void* user, double* partial) {
   const Heat* h = (const Heat*)user;
   (void)thread;
   (void)partial;
-  for (int k = box->lo[2]; k < box->hi[2]; ++k)
-    for (int j = box->lo[1]; j < box->hi[1]; ++j) {
-      const ptrdiff_t row = h->halo + h->sj * (j + h->halo) + h->sk * (k + h->halo);
-      for (int i = box->lo[0]; i < box->hi[0]; ++i) {
-        const ptrdiff_t p = row + i;
-        const double* u = h->u;
-        const double s = u[p - 1] + u[p + 1] + u[p - h->sj] + u[p + h->sj] + u[p - h->sk] + u[p + h->sk];
-        h->u_new[p] = u[p] + kNu * (s - 6.0 * u[p]);
-      }
-    }
+  heat_update(h->u, h->u_new, &h->layout, box);
+  return 0;
+}
+
+/* hympi_sweep_block's callback: hympi passes the arrays of each sweep. */
+static int heat_pair(const double* in, double* out, const hympi_box* box, int thread, void* user) {
+  (void)thread;
+  heat_update(in, out, (const Layout*)user, box);
   return 0;
 }
 
@@ -62,7 +82,8 @@ static int usage_error(int rank, const char* message, const char* value) {
   if (rank == 0)
     fprintf(stderr,
             "heat_c: %s%s%s (usage: heat_c [--grid N|NXxNYxNZ|NX NY NZ] [--steps N] "
-            "[--scheme NAME] [--threads N] [--reserved M] [--periodic] [--report PATH])\n",
+            "[--scheme NAME] [--threads N] [--reserved M] [--periodic] [--halo-depth H] "
+            "[--report PATH])\n",
             message, value ? " " : "", value ? value : "");
   MPI_Finalize();
   return 2;
@@ -113,6 +134,11 @@ int main(int argc, char** argv) {
     } else if (strcmp(arg, "--reserved") == 0) {
       if ((config.reserved = (int)parse_count(value, 1)) < 0)
         return usage_error(rank, "bad value for --reserved:", value);
+    } else if (strcmp(arg, "--halo-depth") == 0) {
+      /* 1..64; hympi_domain_create names a depth deeper than a rank's box. */
+      const long v = parse_count(value, 1);
+      if (v < 1 || v > 64) return usage_error(rank, "bad value for --halo-depth (1..64):", value);
+      config.depth = (int)v;
     } else if (strcmp(arg, "--scheme") == 0) {
       config.scheme = value;
     } else if (strcmp(arg, "--report") == 0) {
@@ -154,24 +180,35 @@ int main(int argc, char** argv) {
             (double)((7 * gi + 13 * gj + 29 * gk) % 17) / 16.0 - 0.5;
       }
 
-  int cur = 0;
+  Layout layout = {halo, sj, sk};
+  hympi_field in = fields[0], out = fields[1];
   hympi_start_clock(domain);
-  for (long s = 0; s < steps; ++s) {
-    double* data[2];
-    hympi_field_data(fields[0], &data[0]);
-    hympi_field_data(fields[1], &data[1]);
-    Heat h = {data[cur], data[1 - cur], halo, sj, sk};
-    rc = hympi_sweep(domain, 1, &fields[cur], heat_box, &h);
+  for (long s = 0; s < steps;) {
+    if (config.depth > 1) {
+      /* Up to depth steps per exchange; hympi swaps in and out. */
+      const int block = (int)(steps - s < config.depth ? steps - s : config.depth);
+      rc = hympi_sweep_block(domain, &in, &out, block, heat_pair, &layout);
+      s += block;
+    } else {
+      double *u_in = NULL, *u_out = NULL;
+      hympi_field_data(in, &u_in);
+      hympi_field_data(out, &u_out);
+      Heat h = {u_in, u_out, layout};
+      rc = hympi_sweep(domain, 1, &in, heat_box, &h);
+      const hympi_field t = in;
+      in = out;
+      out = t;
+      s += 1;
+    }
     if (rc != HYMPI_SUCCESS) {
       fprintf(stderr, "heat_c: %s\n", hympi_last_error());
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    cur = 1 - cur;
   }
   hympi_stop_clock(domain);
 
   double sum = 0, l2 = 0;
-  hympi_checksum(domain, fields[cur], &sum, &l2);
+  hympi_checksum(domain, in, &sum, &l2);
   if (report || getenv("HYMPI_REPORT_JSON")) {
     if (hympi_report_json(domain, report, "heat") != HYMPI_SUCCESS && rank == 0)
       fprintf(stderr, "heat_c: %s\n", hympi_last_error());

@@ -2,42 +2,68 @@
 ! run time (the same problem as heat.c):
 !   u' = u + nu (S(u) - 6 u),  nu = 1/8,  zero outside (or periodic),
 ! initial field ((7i + 13j + 29k) mod 17) / 16 - 0.5 on zero-based global
-! indices. The arrays are indexed from the halo: u(0:n1+1, 0:n2+1, 0:n3+1)
-! with the rank's own points at 1..n, and so are the boxes the callback
-! gets (inclusive). No !$omp here: hympi owns the threads.
+! indices. The arrays are indexed from the halo: u(1-h:n1+h, 1-h:n2+h,
+! 1-h:n3+h) with the rank's own points at 1..n (h = 1, or the halo depth),
+! and so are the boxes the callbacks get (inclusive). No !$omp here: hympi
+! owns the threads.
 !
 !   mpirun -n 4 ./heat_f --scheme funneled --threads 3 --grid 64 --steps 20
 !
 ! Options: --grid N | NXxNYxNZ | NX NY NZ (default 32), --steps N (10),
 ! --scheme NAME (masteronly), --threads N (1), --reserved M, --periodic,
-! --report PATH (the JSON summary for hympi-lab study --app). Prints the
-! checksum of the final field (sum and l2 norm) from rank 0.
+! --halo-depth H (temporal blocking: H steps per halo exchange through
+! hympi_sweep_block, default 1), --report PATH (the JSON summary for
+! hympi-lab study --app). Prints the checksum of the final field (sum and l2
+! norm) from rank 0; every halo depth prints depth 1's, to the last bit.
 module heat_state
   use, intrinsic :: iso_c_binding
   implicit none
   real(c_double), pointer :: u(:, :, :) => null(), u_new(:, :, :) => null()
   real(c_double), parameter :: nu = 0.125_c_double
 contains
-  ! One box: reads u (halos included), writes u_new, on the box's points
-  ! lo..hi (inclusive, the arrays' own indices). recursive: hympi's threads
-  ! call it at once.
+  ! One box: reads a (halos included), writes b, on the box's points lo..hi
+  ! (inclusive, the arrays' own indices; in a sweep block the box may reach
+  ! into the halo). h: the halo width, the arrays' lower bound is 1 - h.
+  ! Plain (not pointer) dummies: the compiler may assume a and b do not
+  ! overlap, and vectorises. recursive: hympi's threads call it at once.
+  recursive subroutine heat_update(a, b, h, box)
+    use hympi, only: hympi_box
+    integer, intent(in) :: h
+    real(c_double), intent(in) :: a(1 - h:, 1 - h:, 1 - h:)
+    real(c_double), intent(inout) :: b(1 - h:, 1 - h:, 1 - h:)
+    type(hympi_box), intent(in) :: box
+    integer :: i, j, k
+    do k = box%lo(3), box%hi(3)
+      do j = box%lo(2), box%hi(2)
+        do i = box%lo(1), box%hi(1)
+          b(i, j, k) = a(i, j, k) + nu * (a(i - 1, j, k) + a(i + 1, j, k) + a(i, j - 1, k) + &
+                       a(i, j + 1, k) + a(i, j, k - 1) + a(i, j, k + 1) - 6 * a(i, j, k))
+        end do
+      end do
+    end do
+  end subroutine heat_update
+
+  ! hympi_sweep's callback: one step, one exchange, u to u_new.
   recursive integer function heat_box(box, thread, user, partial)
     use hympi, only: hympi_box
     type(hympi_box), intent(in) :: box
     integer, intent(in) :: thread
     type(c_ptr), intent(in) :: user
     real(c_double), intent(inout) :: partial
-    integer :: i, j, k
-    do k = box%lo(3), box%hi(3)
-      do j = box%lo(2), box%hi(2)
-        do i = box%lo(1), box%hi(1)
-          u_new(i, j, k) = u(i, j, k) + nu * (u(i - 1, j, k) + u(i + 1, j, k) + u(i, j - 1, k) + &
-                           u(i, j + 1, k) + u(i, j, k - 1) + u(i, j, k + 1) - 6 * u(i, j, k))
-        end do
-      end do
-    end do
+    call heat_update(u, u_new, 1 - lbound(u, 1), box)
     heat_box = 0
   end function heat_box
+
+  ! hympi_sweep_block's callback: hympi passes the arrays of each sweep.
+  recursive integer function heat_pair(u_in, u_out, box, thread, user)
+    use hympi, only: hympi_box
+    real(c_double), pointer, intent(in) :: u_in(:, :, :), u_out(:, :, :)
+    type(hympi_box), intent(in) :: box
+    integer, intent(in) :: thread
+    type(c_ptr), intent(in) :: user
+    call heat_update(u_in, u_out, 1 - lbound(u_in, 1), box)
+    heat_pair = 0
+  end function heat_pair
 end module heat_state
 
 program heat
@@ -50,7 +76,7 @@ program heat
   type(hympi_field) :: fields(2)
   real(c_double), pointer :: a(:, :, :), b(:, :, :)
   integer :: provided, rank, status, grid(3), steps, threads, reserved, n(3), offset(3)
-  integer :: i, j, k, s, cur, arg, nargs
+  integer :: i, j, k, s, cur, arg, nargs, depth, block
   logical :: periodic
   character(len=256) :: name, value, value2, value3, scheme, report
   real(c_double) :: total, l2
@@ -61,6 +87,7 @@ program heat
   steps = 10
   threads = 1
   reserved = 0
+  depth = 1
   periodic = .false.
   scheme = ""  ! "": pure MPI (masteronly)
   report = ""
@@ -104,6 +131,10 @@ program heat
     case ("--reserved")
       read (value, *, iostat=status) reserved
       if (status /= 0 .or. reserved < 0) call usage("bad value for --reserved: " // trim(value))
+    case ("--halo-depth")
+      read (value, *, iostat=status) depth
+      if (status /= 0 .or. depth < 1 .or. depth > 64) &
+          call usage("bad value for --halo-depth (1..64): " // trim(value))
     case ("--scheme")
       scheme = value
     case ("--report")
@@ -115,7 +146,8 @@ program heat
   end do
 
   call hympi_domain_create(domain, MPI_COMM_WORLD, grid, trim(scheme), threads, status, &
-                           periodic=[periodic, periodic, periodic], reserved=reserved)
+                           periodic=[periodic, periodic, periodic], reserved=reserved, &
+                           depth=depth)
   if (status == HYMPI_ERR_USAGE) call usage(hympi_last_error())
   if (status /= HYMPI_SUCCESS) call die(hympi_last_error())
   call hympi_field_create(domain, fields(1), status)
@@ -136,18 +168,30 @@ program heat
 
   cur = 1
   call hympi_start_clock(domain)
-  do s = 1, steps
-    if (cur == 1) then
-      u => a
-      u_new => b
-    else
-      u => b
-      u_new => a
-    end if
-    call hympi_sweep(domain, fields(cur:cur), heat_box, status)
-    if (status /= HYMPI_SUCCESS) call die(hympi_last_error())
-    cur = 3 - cur
-  end do
+  if (depth > 1) then
+    ! Up to depth steps per exchange; hympi swaps the handles: fields(1)
+    ! holds the result after every block.
+    s = 0
+    do while (s < steps)
+      block = min(depth, steps - s)
+      call hympi_sweep_block(domain, fields(1), fields(2), block, heat_pair, status)
+      if (status /= HYMPI_SUCCESS) call die(hympi_last_error())
+      s = s + block
+    end do
+  else
+    do s = 1, steps
+      if (cur == 1) then
+        u => a
+        u_new => b
+      else
+        u => b
+        u_new => a
+      end if
+      call hympi_sweep(domain, fields(cur:cur), heat_box, status)
+      if (status /= HYMPI_SUCCESS) call die(hympi_last_error())
+      cur = 3 - cur
+    end do
+  end if
   call hympi_stop_clock(domain)
 
   call hympi_checksum(domain, fields(cur), total, l2)
@@ -193,7 +237,7 @@ contains
     character(len=*), intent(in) :: message
     if (rank == 0) write (0, '(a)') "heat_f: " // message // &
         " (usage: heat_f [--grid N|NXxNYxNZ|NX NY NZ] [--steps N] [--scheme NAME]" // &
-        " [--threads N] [--reserved M] [--periodic] [--report PATH])"
+        " [--threads N] [--reserved M] [--periodic] [--halo-depth H] [--report PATH])"
     call MPI_Finalize()
     stop 2, quiet=.true.  ! F2018, in gfortran: no "STOP 2" line
   end subroutine usage

@@ -46,7 +46,7 @@ module hympi
   type, bind(C) :: c_config
     integer(c_int) :: grid(3), periodic(3), halo
     type(c_ptr) :: scheme
-    integer(c_int) :: threads, reserved, ranks_per_node, on_error
+    integer(c_int) :: threads, reserved, ranks_per_node, on_error, depth
   end type c_config
 
   type, public :: hympi_domain
@@ -72,6 +72,30 @@ module hympi
     end function hympi_box_callback
   end interface
 
+  ! The update of one box in a two-array sweep (hympi_sweep_block): writes
+  ! u_out's points of the box from u_in. Both arrive with the field's bounds,
+  ! u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) (h = hympi_domain_halo, which counts
+  ! the depth's layers); the box may reach into the halo (indices below 1 or
+  ! above n) in the wavefront's sweeps. Returns 0, or non-zero to fail.
+  abstract interface
+    recursive integer function hympi_pair_callback(u_in, u_out, box, thread, user)
+      import :: c_ptr, c_double, hympi_box
+      real(c_double), pointer, intent(in) :: u_in(:, :, :)
+      real(c_double), pointer, intent(in) :: u_out(:, :, :)
+      type(hympi_box), intent(in) :: box
+      integer, intent(in) :: thread
+      type(c_ptr), intent(in) :: user
+    end function hympi_pair_callback
+  end interface
+
+  ! What the pair trampoline needs: the callback, its argument, and the
+  ! shape to give the arrays.
+  type :: pair_context
+    procedure(hympi_pair_callback), pointer, nopass :: callback => null()
+    type(c_ptr) :: user = c_null_ptr
+    integer :: n(3) = 0, h = 0
+  end type pair_context
+
   ! What the trampoline needs: the user's callback and argument. One per
   ! sweep, on the caller's stack; the threads only read it.
   type :: sweep_context
@@ -82,6 +106,7 @@ module hympi
   public :: hympi_box_callback, hympi_domain_create, hympi_domain_free, hympi_domain_local, &
             hympi_domain_halo, hympi_domain_threads, hympi_field_create, hympi_field_wrap, &
             hympi_field_pointer, hympi_field_free, hympi_sweep, hympi_sweep_sum, hympi_for_each, &
+            hympi_pair_callback, hympi_sweep_block, &
             hympi_start_clock, hympi_stop_clock, hympi_checksum, hympi_report_json, &
             hympi_last_error, hympi_scheme_names
 
@@ -186,6 +211,15 @@ module hympi
       type(c_ptr), value :: user
       real(c_double), intent(out) :: sum
     end function c_for_each
+    integer(c_int) function c_sweep_block(domain, in, out, sweeps, fn, user) &
+        bind(C, name="hympi_sweep_block")
+      import :: c_int, c_ptr, c_funptr
+      type(c_ptr), value :: domain
+      type(c_ptr), intent(inout) :: in, out
+      integer(c_int), value :: sweeps
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+    end function c_sweep_block
     type(c_ptr) function c_scheme_names() bind(C, name="hympi_scheme_names")
       import :: c_ptr
     end function c_scheme_names
@@ -197,9 +231,11 @@ contains
   ! ("" for pure MPI); status: HYMPI_SUCCESS or an error code, whose text is
   ! hympi_last_error(). periodic: per axis (default none); halo: width
   ! (default 1); reserved: m (default: the scheme's); on_error:
-  ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN.
+  ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN; depth: sweeps
+  ! per exchange in hympi_sweep_block (default 1; fields then carry
+  ! halo * depth layers).
   subroutine hympi_domain_create(domain, comm, grid, scheme, threads, status, periodic, halo, &
-                                 reserved, on_error, ranks_per_node)
+                                 reserved, on_error, ranks_per_node, depth)
     type(hympi_domain), intent(out) :: domain
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -207,7 +243,7 @@ contains
     integer, intent(in) :: threads
     integer, intent(out) :: status
     logical, intent(in), optional :: periodic(3)
-    integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node
+    integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
     type(c_config) :: config
     ! The name must outlive the call only: hympi resolves it at once.
     character(kind=c_char, len=:), allocatable, target :: cname
@@ -219,6 +255,7 @@ contains
     if (present(reserved)) config%reserved = int(reserved, c_int)
     if (present(on_error)) config%on_error = int(on_error, c_int)
     if (present(ranks_per_node)) config%ranks_per_node = int(ranks_per_node, c_int)
+    if (present(depth)) config%depth = int(depth, c_int)
     if (len_trim(scheme) > 0) then
       cname = trim(scheme) // c_null_char
       config%scheme = c_loc(cname)
@@ -381,6 +418,49 @@ contains
     status = c_sweep_sum(domain%handle, int(size(fields), c_int), handles, c_funloc(trampoline), &
                          c_loc(ctx), sum)
   end subroutine hympi_sweep_sum
+
+  ! C calls this for every box of a sweep block: the arrays as Fortran
+  ! pointers with the field's bounds, the box in Fortran's indices.
+  recursive integer(c_int) function pair_trampoline(in, out, box, thread, context) bind(C)
+    type(c_ptr), value :: in, out
+    type(c_box), intent(in) :: box
+    integer(c_int), value :: thread
+    type(c_ptr), value :: context
+    type(pair_context), pointer :: ctx
+    real(c_double), pointer :: whole_in(:, :, :), whole_out(:, :, :), u_in(:, :, :), u_out(:, :, :)
+    type(hympi_box) :: fbox
+    call c_f_pointer(context, ctx)
+    call c_f_pointer(in, whole_in, ctx%n + 2 * ctx%h)
+    call c_f_pointer(out, whole_out, ctx%n + 2 * ctx%h)
+    u_in(1 - ctx%h:, 1 - ctx%h:, 1 - ctx%h:) => whole_in
+    u_out(1 - ctx%h:, 1 - ctx%h:, 1 - ctx%h:) => whole_out
+    fbox%lo = box%lo + 1
+    fbox%hi = box%hi
+    pair_trampoline = int(ctx%callback(u_in, u_out, fbox, int(thread), ctx%user), c_int)
+  end function pair_trampoline
+
+  ! Temporal blocking: sweeps (1..depth) sweeps of u_out = F(u_in) with one
+  ! halo exchange (hympi.h's hympi_sweep_block says how they run and what
+  ! the callback must be: a star stencil of reach <= halo, computing a
+  ! point the same way wherever it lies). The handles swap after every
+  ! sweep: on return u_in holds the result.
+  subroutine hympi_sweep_block(domain, u_in, u_out, sweeps, callback, status, user)
+    type(hympi_domain), intent(in) :: domain
+    type(hympi_field), intent(inout) :: u_in, u_out
+    integer, intent(in) :: sweeps
+    procedure(hympi_pair_callback) :: callback
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: user
+    type(pair_context), target :: ctx
+    integer :: offset(3)
+    call hympi_domain_local(domain, ctx%n, offset, status)
+    if (status /= HYMPI_SUCCESS) return
+    ctx%h = hympi_domain_halo(domain)
+    ctx%callback => callback
+    if (present(user)) ctx%user = user
+    status = c_sweep_block(domain%handle, u_in%handle, u_out%handle, int(sweeps, c_int), &
+                           c_funloc(pair_trampoline), c_loc(ctx))
+  end subroutine hympi_sweep_block
 
   ! Every local point once, no exchange; sum as in hympi_sweep_sum.
   subroutine hympi_for_each(domain, callback, sum, status, user)

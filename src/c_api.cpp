@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "hympi/domain.hpp"
 #include "hympi/error.hpp"
@@ -118,6 +119,7 @@ void hympi_domain_config_init(hympi_domain_config* c) {
   c->reserved = 0;
   c->ranks_per_node = 0;
   c->on_error = HYMPI_ON_ERROR_ABORT;
+  c->depth = 1;
 }
 
 const char* hympi_last_error(void) { return g_last_error.c_str(); }
@@ -140,6 +142,7 @@ int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_
     c.threads = config->threads;
     c.reserved = config->reserved;
     c.ranks_per_node = config->ranks_per_node;
+    c.depth = config->depth;
     if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
       throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
     c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw
@@ -258,6 +261,30 @@ int hympi_sweep_sum(hympi_domain domain, int nfields, const hympi_field* fields,
     check_domain(domain);
     if (!fn || !sum) throw hympi::UsageError("the box callback and sum must not be NULL");
     *sum = domain->domain->sweep_sum(field_list(domain, nfields, fields), CallbackSum{fn, user});
+  });
+}
+
+int hympi_sweep_block(hympi_domain domain, hympi_field* in, hympi_field* out, int sweeps,
+                      hympi_pair_fn fn, void* user) {
+  return guarded("hympi_sweep_block", [&] {
+    check_domain(domain);
+    if (!fn) throw hympi::UsageError("the box callback is NULL");
+    if (!in || !out || !*in || !*out) throw hympi::UsageError("`in` and `out` must be fields, not NULL");
+    if ((*in)->owner != domain || (*out)->owner != domain)
+      throw hympi::UsageError("`in` or `out` belongs to another domain");
+    hympi::Field* a = &(*in)->field;
+    hympi::Field* b = &(*out)->field;
+    domain->domain->sweep_block(
+        a, b, sweeps, [fn, user](const hympi::Field& src, hympi::Field& dst, const hympi::Box& box, int t) {
+          hympi_box cb;
+          for (int d = 0; d < 3; ++d) {
+            cb.lo[d] = box.lo[d];
+            cb.hi[d] = box.hi[d];
+          }
+          const int rc = fn(src.data(), dst.data(), &cb, t, user);
+          if (rc != 0) throw hympi::KernelError("the box callback returned " + std::to_string(rc));
+        });
+    if (a != &(*in)->field) std::swap(*in, *out);  // an odd number of sweeps
   });
 }
 

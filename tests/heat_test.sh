@@ -2,7 +2,10 @@
 # examples/heat.c and heat.f90 (the C API and the Fortran module) under every
 # scheme give the serial reference's checksum (relative 1e-10): every scheme
 # at 2 ranks x 2 threads and 3 ranks x 3 threads, periodic at 2 x 2, every
-# rank count 1-4 with masteronly; then bad input exits 2 with one line.
+# rank count 1-4 with masteronly; temporal blocking (--halo-depth 3, 7 steps:
+# blocks of 3, 3 and 1 through hympi_sweep_block) prints depth 1's checksum
+# to the last digit, under schemes with and without overlap; then bad input
+# exits 2 with one line.
 #   usage: heat_test.sh HYMPI REFERENCE MPIEXEC "PREFLAGS" APP...
 set -uo pipefail
 hympi=$1 ref=$2 mpiexec=$3
@@ -45,6 +48,24 @@ run() {  # run APP NP THREADS SCHEME PERIODIC
   compare "$tmp/out" "$tmp/ref" "$label"
 }
 
+depth() {  # depth APP NP THREADS SCHEME PERIODIC: --halo-depth 3 against 1, 7 steps
+  local app=$1 np=$2 nt=$3 scheme=$4 periodic=$5
+  local label="$(basename "$app") --halo-depth 3 $scheme np=$np nt=$nt periodic=$periodic" extra=() grid=12x10x9
+  [ "$periodic" = 1 ] && extra=(--periodic) && grid=12x10x8
+  "$ref" ${grid//x/ } 7 "$periodic" > "$tmp/ref"
+  for d in 1 3; do
+    if ! OMP_NUM_THREADS=$nt timeout 120 "$mpiexec" -n "$np" "${preflags[@]}" "$app" --grid "$grid" \
+        --steps 7 --halo-depth $d --scheme "$scheme" --threads "$nt" "${extra[@]}" < /dev/null \
+        > "$tmp/out$d" 2> "$tmp/err"; then
+      failed=$((failed + 1)); echo "FAIL: $label (depth $d) exited non-zero"; cat "$tmp/err"; return
+    fi
+  done
+  if grep -q "^checksum" "$tmp/out1" && cmp -s "$tmp/out1" "$tmp/out3"; then
+    passed=$((passed + 1))
+  else failed=$((failed + 1)); echo "FAIL: $label: not depth 1's checksum"; cat "$tmp/out1" "$tmp/out3"; fi
+  compare "$tmp/out3" "$tmp/ref" "$label"
+}
+
 bad() {  # bad APP LABEL EXPECTED_TEXT ARGS...
   local app=$1 label="$(basename "$1") $2" expect=$3; shift 3
   OMP_NUM_THREADS=1 timeout 60 "$mpiexec" -n 2 "${preflags[@]}" "$app" "$@" < /dev/null > "$tmp/out" 2> "$tmp/err"
@@ -64,10 +85,17 @@ for app in "$@"; do
     [ 2 -ge "$min_threads" ] && run "$app" 2 2 "$name" 1
   done <<< "$schemes"
   for np in 1 4; do run "$app" "$np" 1 masteronly 0; done
+  depth "$app" 2 1 masteronly 0
+  depth "$app" 3 2 funneled 0
+  depth "$app" 2 3 multiple-own 1
+  depth "$app" 4 2 shared-window 0
   bad "$app" "unknown scheme" "unknown scheme 'nosuch'" --scheme nosuch
   bad "$app" "bad grid" "bad value for --grid" --grid 0
   bad "$app" "funneled with 1 thread" "needs at least 2 threads" --scheme funneled --threads 1
   bad "$app" "unknown option" "unknown option --bogus" --bogus 1
+  bad "$app" "halo depth 0" "bad value for --halo-depth (1..64): 0" --halo-depth 0
+  bad "$app" "halo deeper than a rank's box" "\`depth\` 7 needs at least 7 points per rank along x" \
+      --grid 12x10x9 --halo-depth 7
 done
 
 echo "$passed passed, $failed failed"

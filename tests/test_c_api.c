@@ -3,7 +3,10 @@
  * unknown scheme, a halo of 0 or thicker than a rank's box, a field of
  * another domain, an unwritable report path, and a callback that fails
  * under HYMPI_ON_ERROR_RETURN (every rank finishes the sweep; the failing
- * one gets HYMPI_ERR_KERNEL and a message naming scheme and box). Runs at
+ * one gets HYMPI_ERR_KERNEL and a message naming scheme and box), and
+ * hympi_sweep_block's (depth 0, more sweeps than the depth, in == out,
+ * NULL and foreign fields, a failing callback; the layout's halo counts the
+ * depth, and an odd block swaps the handles). Runs at
  * any rank count; prints one line per failure and "N passed, N failed".
  * With --abort: a callback fails on the last rank under the default policy
  * (HYMPI_ON_ERROR_ABORT): every rank stops with one line, no hang. */
@@ -36,6 +39,16 @@ static int fail_on_last_rank(const hympi_box* box, int thread, void* user, doubl
   *partial += 1.0;
   const int empty = box->hi[0] <= box->lo[0] || box->hi[1] <= box->lo[1] || box->hi[2] <= box->lo[2];
   return rank == size - 1 && !empty ? 7 : 0;
+}
+
+/* A pair update that copies in to out and fails on the last rank's boxes
+ * when user is non-NULL. */
+static int copy_pair(const double* in, double* out, const hympi_box* box, int thread, void* user) {
+  (void)thread;
+  (void)in;
+  (void)out;
+  const int empty = box->hi[0] <= box->lo[0] || box->hi[1] <= box->lo[1] || box->hi[2] <= box->lo[2];
+  return user && rank == size - 1 && !empty ? 5 : 0;
 }
 
 static int count_points(const hympi_box* box, int thread, void* user, double* partial) {
@@ -132,6 +145,51 @@ int main(int argc, char** argv) {
     check(rc == HYMPI_SUCCESS, "the other ranks finish the sweep");
   check(hympi_sweep_sum(d, 1, &u, count_points, NULL, &sum) == HYMPI_SUCCESS && sum == 12 * 10 * 9,
         "the domain keeps working after a failed callback");
+
+  /* Temporal blocking. */
+  c.depth = 0;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &other) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "`depth` must be between 1 and 64 (got 0)"),
+        "depth 0");
+  hympi_domain deep = NULL;
+  c.depth = 3;
+  c.threads = 2;
+  c.scheme = "funneled";
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &deep) == HYMPI_SUCCESS, "a domain of depth 3");
+  int layers = 0;
+  check(hympi_domain_layout(deep, &layers, NULL, NULL, NULL) == HYMPI_SUCCESS && layers == 3,
+        "the layout's halo counts the depth (1 x 3 layers)");
+  hympi_field a = NULL, b = NULL;
+  check(hympi_field_create(deep, &a) == HYMPI_SUCCESS && hympi_field_create(deep, &b) == HYMPI_SUCCESS,
+        "two fields of the deep domain");
+  const hympi_field a0 = a, b0 = b;
+  check(hympi_sweep_block(deep, &a, &b, 4, copy_pair, NULL) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "4 sweeps, but the domain's depth allows 1 to 3"),
+        "more sweeps than the depth");
+  check(hympi_sweep_block(deep, &a, &a, 2, copy_pair, NULL) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "the same field"),
+        "in == out");
+  check(hympi_sweep_block(deep, &a, &b, 2, NULL, NULL) == HYMPI_ERR_USAGE, "a NULL pair callback");
+  check(hympi_sweep_block(deep, &a, NULL, 2, copy_pair, NULL) == HYMPI_ERR_USAGE, "a NULL out");
+  check(hympi_sweep_block(deep, &a, &u, 2, copy_pair, NULL) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "belongs to another domain"),
+        "a field of another domain in a block");
+  check(hympi_sweep_block(deep, &a, &b, 2, copy_pair, NULL) == HYMPI_SUCCESS && a == a0 && b == b0,
+        "an even block leaves the handles");
+  check(hympi_sweep_block(deep, &a, &b, 3, copy_pair, NULL) == HYMPI_SUCCESS && a == b0 && b == a0,
+        "an odd block swaps them (*in holds the result)");
+  int marker = 1;
+  const int brc = hympi_sweep_block(deep, &a, &b, 3, copy_pair, &marker);
+  if (rank == size - 1)
+    check(brc == HYMPI_ERR_KERNEL && contains(hympi_last_error(), "the box callback returned 5"),
+          "a failing pair callback gives HYMPI_ERR_KERNEL");
+  else
+    check(brc == HYMPI_SUCCESS, "the other ranks finish the block");
+  hympi_field_free(&a);
+  hympi_field_free(&b);
+  hympi_domain_free(&deep);
+  c.depth = 1;
+
   check(hympi_report_json(d, "/nonexistent-dir/r.json", "t") == HYMPI_ERR_OUTPUT &&
             contains(hympi_last_error(), "cannot write /nonexistent-dir/r.json"),
         "an unwritable report path is HYMPI_ERR_OUTPUT on every rank");

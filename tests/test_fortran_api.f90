@@ -1,11 +1,15 @@
 ! The Fortran module's conventions and errors: boxes in 1-based inclusive
 ! indices inside 1..n that cover every point once (sums), a wrapped array of
 ! the wrong shape, halo 0, an unknown scheme, a failing callback under
-! HYMPI_ON_ERROR_RETURN. Prints "N passed, M failed" from rank 0.
+! HYMPI_ON_ERROR_RETURN; hympi_sweep_block's arrays with the field's bounds
+! (1-h, h counting the depth), boxes inside them, the handles swapped by an
+! odd block, in == out and a failing pair callback. Prints "N passed, M
+! failed" from rank 0.
 module fortran_api_checks
   use, intrinsic :: iso_c_binding
   implicit none
   integer :: n(3) = 0  ! this rank's box, for the callbacks' bounds check
+  integer :: depth_halo = 0  ! the deep domain's halo, for copy_pair's check
 contains
   ! Adds the box's number of points; a box outside 1..n adds a huge value.
   recursive integer function count_points(box, thread, user, partial)
@@ -21,6 +25,33 @@ contains
     end if
     count_points = 0
   end function count_points
+
+  ! A pair update: copies u_in to u_out on the box; returns 6 when the
+  ! arrays' bounds are not the field's or the box leaves them.
+  recursive integer function copy_pair(u_in, u_out, box, thread, user)
+    use hympi, only: hympi_box
+    real(c_double), pointer, intent(in) :: u_in(:, :, :), u_out(:, :, :)
+    type(hympi_box), intent(in) :: box
+    integer, intent(in) :: thread
+    type(c_ptr), intent(in) :: user
+    copy_pair = 0
+    if (any(lbound(u_in) /= 1 - depth_halo) .or. any(ubound(u_out) /= n + depth_halo) .or. &
+        any(box%lo < lbound(u_in)) .or. any(box%hi > ubound(u_in)) .or. thread < 0) then
+      copy_pair = 6
+      return
+    end if
+    u_out(box%lo(1):box%hi(1), box%lo(2):box%hi(2), box%lo(3):box%hi(3)) = &
+        u_in(box%lo(1):box%hi(1), box%lo(2):box%hi(2), box%lo(3):box%hi(3))
+  end function copy_pair
+
+  recursive integer function fail_pair(u_in, u_out, box, thread, user)
+    use hympi, only: hympi_box
+    real(c_double), pointer, intent(in) :: u_in(:, :, :), u_out(:, :, :)
+    type(hympi_box), intent(in) :: box
+    integer, intent(in) :: thread
+    type(c_ptr), intent(in) :: user
+    fail_pair = 8
+  end function fail_pair
 
   recursive integer function fail(box, thread, user, partial)
     use hympi, only: hympi_box
@@ -38,8 +69,9 @@ program test_fortran_api
   use hympi
   use fortran_api_checks
   implicit none
-  type(hympi_domain) :: d, bad
-  type(hympi_field) :: f, w
+  type(hympi_domain) :: d, bad, deep
+  type(hympi_field) :: f, w, fa, fb
+  type(c_ptr) :: a0, b0
   real(c_double), allocatable, target :: wrong(:, :, :)
   real(c_double) :: total
   integer :: provided, rank, status, offset(3), passed, failed, counts(2)
@@ -85,6 +117,38 @@ program test_fortran_api
   call check("failing callback", status == HYMPI_ERR_KERNEL .and. &
              index(msg, "under scheme 'adaptive' on box [") > 0 .and. &
              index(msg, "the box callback returned 4") > 0)
+
+  ! Temporal blocking: depth 2, halo 1.
+  call hympi_domain_create(deep, MPI_COMM_WORLD, [8, 7, 6], "funneled", 2, status, &
+                           on_error=HYMPI_ON_ERROR_RETURN, depth=2)
+  call check("create with depth 2", status == HYMPI_SUCCESS)
+  depth_halo = hympi_domain_halo(deep)
+  call hympi_domain_local(deep, n, offset)  ! its own decomposition
+  call check("the halo counts the depth", depth_halo == 2)
+  call hympi_field_create(deep, fa, status)
+  call hympi_field_create(deep, fb, status)
+  a0 = fa%handle
+  b0 = fb%handle
+  call hympi_sweep_block(deep, fa, fb, 2, copy_pair, status)
+  call check("an even block: bounds and boxes right, handles kept", status == HYMPI_SUCCESS .and. &
+             c_associated(fa%handle, a0) .and. c_associated(fb%handle, b0))
+  call hympi_sweep_block(deep, fa, fb, 1, copy_pair, status)
+  call check("an odd block swaps the handles", status == HYMPI_SUCCESS .and. &
+             c_associated(fa%handle, b0) .and. c_associated(fb%handle, a0))
+  call hympi_sweep_block(deep, fa, fb, 3, copy_pair, status)
+  msg = hympi_last_error()
+  call check("more sweeps than the depth", status == HYMPI_ERR_USAGE .and. &
+             index(msg, "3 sweeps, but the domain's depth allows 1 to 2") > 0)
+  call hympi_sweep_block(deep, fa, fa, 2, copy_pair, status)
+  msg = hympi_last_error()
+  call check("in == out", status == HYMPI_ERR_USAGE .and. index(msg, "the same field") > 0)
+  call hympi_sweep_block(deep, fa, fb, 2, fail_pair, status)
+  msg = hympi_last_error()
+  call check("failing pair callback", status == HYMPI_ERR_KERNEL .and. &
+             index(msg, "the box callback returned 8") > 0)
+  call hympi_field_free(fa)
+  call hympi_field_free(fb)
+  call hympi_domain_free(deep)
 
   call hympi_field_free(w)
   call hympi_field_free(f)

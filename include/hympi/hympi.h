@@ -62,9 +62,13 @@ typedef struct {
   int reserved;         /* 0: scheme default */
   int ranks_per_node;   /* 0: real nodes */
   int on_error;         /* HYMPI_ON_ERROR_ABORT (default) or _RETURN */
+  int depth;            /* temporal blocking: sweeps per exchange in
+                           hympi_sweep_block, 1..64 (default 1); fields then
+                           carry halo * depth layers (hympi_domain_layout) */
 } hympi_domain_config;
 
-/* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread. */
+/* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread,
+ * depth 1. */
 void hympi_domain_config_init(hympi_domain_config* config);
 
 /* Message of the last error on this thread ("" when none). */
@@ -99,6 +103,23 @@ int hympi_sweep(hympi_domain domain, int nfields, const hympi_field* fields, hym
 /* The same, and *sum = the callbacks' partials summed over threads and ranks. */
 int hympi_sweep_sum(hympi_domain domain, int nfields, const hympi_field* fields,
                     hympi_box_fn fn, void* user, double* sum);
+/* The update of one box in a two-array sweep (hympi_sweep_block): writes
+ * out's points of the box from in (both arrays of the domain's layout).
+ * Returns 0, or non-zero to fail the block. */
+typedef int (*hympi_pair_fn)(const double* in, double* out, const hympi_box* box, int thread,
+                             void* user);
+/* Temporal blocking: `sweeps` (1..config.depth) sweeps of out = F(in) with
+ * one halo exchange of *in, halo * depth layers deep with edges and corners.
+ * Under a scheme that overlaps, the first sweep goes through the scheme over
+ * the box grown into the halo; the others run as a cache-blocked wavefront
+ * over k planes, whose boxes may lie partly in the halo (a layer less per
+ * sweep). fn must be a star stencil reading at most `halo` points along
+ * each axis, computing a point the same way wherever it lies: the result is
+ * then the one of `sweeps` plain sweeps to the last bit. The handles swap
+ * after every sweep: on return *in holds the result (after a failed
+ * callback the arrays' contents are undefined). Collective. */
+int hympi_sweep_block(hympi_domain domain, hympi_field* in, hympi_field* out, int sweeps,
+                      hympi_pair_fn fn, void* user);
 /* Every local point once, no exchange; *sum as above (sum may be NULL). */
 int hympi_for_each(hympi_domain domain, hympi_box_fn fn, void* user, double* sum);
 
