@@ -331,8 +331,7 @@ def untrusted_reasons(documents: Sequence[results.Document], n: Optional[int] = 
     repetitions = 0
     for doc in documents:
         used = [rec for rec in doc.results
-                if rec.get("kind") == "solve" and rec.get("scheme") == "masteronly"
-                and (n is None or rec.get("threads") == n)]
+                if results.is_masteronly_one_sweep(rec) and (n is None or rec.get("threads") == n)]
         if not used:
             continue
         over = oversubscription(doc.context)

@@ -831,8 +831,8 @@ def _add_study(sub: Subparsers) -> None:
     """`study`."""
     p = sub.add_parser("study", help="run the whole campaign here and write the report",
                        description="Runs hympi info, the benchmarks (beff, cyclic3d, pack, internode, "
-                       "ratio), the overlap sweep and every kernel under every scheme (with thread "
-                       "traces) on this machine or allocation, appending each measurement to "
+                       "ratio), the overlap sweep, every kernel under every scheme (with thread "
+                       "traces) and jacobi with temporal blocking (--halo-depth) on this machine or allocation, appending each measurement to "
                        "DIR/results.jsonl as it is made, then fits the model and writes "
                        "DIR/report.html. Exit 0: all runs succeeded; 1: some failed (listed); "
                        "2: bad input; 130: interrupted (resume with --resume DIR).")
@@ -854,7 +854,7 @@ def _add_study(sub: Subparsers) -> None:
                    help="run on an emulated cluster of N nodes (scripts/emulated-cluster; root)")
     p.add_argument("--link", default="1gbit", metavar="RATE", help="emulated link rate (tc syntax, default 1gbit)")
     p.add_argument("--steps", metavar="LIST", help="only these steps, comma-separated "
-                   "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve)")
+                   "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve, depth)")
     p.add_argument("--kernels", metavar="LIST", help="only these kernels (jacobi, rbgs, spmv, cg; "
                    "default all, none with --app)")
     p.add_argument("--app", metavar="CMD",

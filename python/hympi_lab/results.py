@@ -171,16 +171,28 @@ def read_csv(path: str, columns: Mapping[str, Sequence[str]],
     return {name: np.array(v, dtype=float) for name, v in values.items()}
 
 
+def is_masteronly_one_sweep(rec: Any) -> bool:
+    """A masteronly solve record with one exchange per sweep (no
+    --halo-depth, or depth 1): the runs the model's fractions come from."""
+    if not isinstance(rec, dict) or rec.get("kind") != "solve" or rec.get("scheme") != "masteronly":
+        return False
+    depth = rec.get("halo_depth", 1)
+    return depth == 1 or depth is None
+
+
 def masteronly_fractions(documents: Iterable[Document], n: Optional[int] = None) -> list[Fractions]:
     """The fractions of masteronly solve records (the model's inputs).
 
     Only masteronly runs measure the fractions the model means (seed 000
-    sec. 7.2.1). With `n`, only records run with n threads are kept.
+    sec. 7.2.1). With `n`, only records run with n threads are kept. Runs
+    with temporal blocking (halo_depth > 1) are left out: their sweeps run
+    in a wavefront booked as non-overlappable computation, not the
+    exchange-then-sweep iteration the model describes.
     """
     found = []
     for doc in documents:
         for i, rec in enumerate(doc.results):
-            if rec.get("kind") != "solve" or rec.get("scheme") != "masteronly":
+            if not is_masteronly_one_sweep(rec):
                 continue
             where = f"{doc.path}: results[{i}] (masteronly solve)"
             fractions = rec.get("fractions")

@@ -42,7 +42,7 @@ COMMANDS = "commands.log"
 RAW = "raw"
 
 # The steps, in the order they run (SYSTEM.md "Benchmarks", issue 7).
-STEPS = ("info", "beff", "cyclic3d", "pack", "internode", "ratio", "overlap", "solve")
+STEPS = ("info", "beff", "cyclic3d", "pack", "internode", "ratio", "overlap", "solve", "depth")
 KERNELS = ("jacobi", "rbgs", "spmv", "cg")
 
 # Sizes of each level of detail: chosen so the default study takes about
@@ -51,24 +51,26 @@ KERNELS = ("jacobi", "rbgs", "spmv", "cg")
 LEVELS: dict[str, dict[str, Any]] = {
     "quick": {"lmax": 65536, "repeat": 2, "faces": [16, 48], "sizes": [65536],
               "plane": 16, "nk_loc": [1, 4, 16, 64], "overlap_iters": 6,
-              "grid": 24, "iters": 6, "solve_repeat": 2, "max_iters": 200},
+              "grid": 24, "iters": 6, "solve_repeat": 2, "max_iters": 200, "depths": [1, 3]},
     "default": {"lmax": 8000000, "repeat": 3, "faces": [16, 32, 64, 128], "sizes": [262144, 2000000],
                 "plane": 48, "nk_loc": [1, 2, 4, 8, 16, 32, 64, 128], "overlap_iters": 20,
-                "grid": 128, "iters": 20, "solve_repeat": 3, "max_iters": 2000},
+                "grid": 128, "iters": 20, "solve_repeat": 3, "max_iters": 2000,
+                "depths": [1, 2, 4, 8]},
     "full": {"lmax": 8000000, "repeat": 5, "faces": [16, 32, 64, 128, 256], "sizes": [2000000, 16000000],
              "plane": 96, "nk_loc": [1, 2, 4, 8, 16, 32, 64, 128, 256], "overlap_iters": 50,
-             "grid": 192, "iters": 50, "solve_repeat": 5, "max_iters": 5000},
+             "grid": 192, "iters": 50, "solve_repeat": 5, "max_iters": 5000,
+             "depths": [1, 2, 4, 8, 16]},
 }
 
 # Rough seconds per run (2 ranks on a small machine, launch included), for
 # the plan's estimate before anything ran; the progress display replaces them
 # by the measured mean of each step as the study goes.
 ESTIMATE_S = {"quick": {"info": 0.5, "beff": 0.6, "cyclic3d": 0.6, "pack": 0.6, "internode": 0.5,
-                        "ratio": 0.5, "overlap": 0.5, "solve": 0.5},
+                        "ratio": 0.5, "overlap": 0.5, "solve": 0.5, "depth": 0.5},
               "default": {"info": 0.5, "beff": 4, "cyclic3d": 1.5, "pack": 2, "internode": 0.6,
-                          "ratio": 0.6, "overlap": 0.6, "solve": 2},
+                          "ratio": 0.6, "overlap": 0.6, "solve": 2, "depth": 1.5},
               "full": {"info": 1, "beff": 30, "cyclic3d": 20, "pack": 10, "internode": 10,
-                       "ratio": 10, "overlap": 5, "solve": 10}}
+                       "ratio": 10, "overlap": 5, "solve": 10, "depth": 8}}
 
 
 # --- the machine --------------------------------------------------------------
@@ -451,6 +453,18 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
                 add(f"solve-{kernel}-{name}", "solve",
                     kargs + ["--scheme", s["name"], "--threads", str(n)] + extra + rpn,
                     trace=True, label=f"{kernel} {name}", kernel=kernel, scheme=s["name"], m=m)
+    # Temporal blocking: jacobi with halos h deep, exchanged every h
+    # iterations, the sweeps between cache-blocked (hympi solve --halo-depth),
+    # against the same run at depth 1. masteronly on the hybrid layout: every
+    # sweep of a block runs in the wavefront on the rank's threads. Depths
+    # deeper than grid / ranks could exceed a rank's box and are left out.
+    if "jacobi" in opts.kernels:
+        jargs = ["solve", "--kernel", "jacobi", "--grid", grid, "--iters", str(lv["iters"]),
+                 "--repeat", str(lv["solve_repeat"]), "--scheme", "masteronly", "--threads", str(n)]
+        for h in lv["depths"]:
+            if h == 1 or h <= lv["grid"] // p:
+                add(f"depth-jacobi-h{h}", "depth", jargs + ["--halo-depth", str(h)] + rpn,
+                    label=f"jacobi --halo-depth {h}", kernel="jacobi", scheme="masteronly", depth=h)
     if opts.app:
         # The user's program, like a built-in kernel: pure MPI, then every
         # scheme this build offers (every m for those that reserve threads).

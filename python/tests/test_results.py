@@ -61,6 +61,16 @@ def test_masteronly_fractions_only_from_masteronly_solves(write_json: Callable[.
     assert [f.f_comm for f in results.masteronly_fractions(docs, n=4)] == [0.2]
 
 
+def test_temporal_blocking_runs_give_no_fractions(write_json: Callable[..., str]) -> None:
+    # hympi solve --halo-depth 4 books its wavefront as non-overlappable
+    # computation: not the iteration the model's fractions describe.
+    deep = dict(solve(0.01, 0.98), halo_depth=4)
+    plain = dict(solve(0.3, 0.1), halo_depth=1)
+    docs = results.load_documents([write_json(document([deep, plain, solve(0.2, 0.2)]))])
+    assert [f.f_comm for f in results.masteronly_fractions(docs)] == [0.3, 0.2]
+    assert not results.is_masteronly_one_sweep(deep) and results.is_masteronly_one_sweep(plain)
+
+
 def test_masteronly_fraction_errors_name_the_record(write_json: Callable[..., str]) -> None:
     bad = solve(0.3, 0.1)
     bad["fractions"]["f_comm"] = "lots"

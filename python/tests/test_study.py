@@ -83,6 +83,8 @@ def test_quick_study_finishes_with_every_step(quick_study):
         for scheme in ("pure-mpi", "masteronly", "masteronly-threaded", "funneled", "multiple-m1",
                        "multiple-own", "adaptive"):
             assert f"solve-{kernel}-{scheme}" in solves
+    # temporal blocking: jacobi at depth 1 and 3 (quick level), masteronly
+    assert {k for k in status if k.startswith("depth-")} == {"depth-jacobi-h1", "depth-jacobi-h3"}
     # the exact command of every run is logged
     log = (outdir / "commands.log").read_text()
     assert log.count("\n# ") + 1 == len(status)
@@ -116,6 +118,13 @@ def test_report_has_every_section_figure_and_the_recommendation(quick_study):
     for scheme in ("masteronly", "funneled", "multiple-m1", "adaptive", "pure-MPI"):
         assert f'<figure id="fig-timeline-{scheme}"><img' in page, scheme
     assert 'id="validation-table"' in page and 'id="advice-table"' in page
+    # temporal blocking: depth 3 ran a third of the exchanges and gave depth 1's field exactly
+    rows = {r["depth"]: r for r in report.depth_rows(report.load(outdir))}
+    assert sorted(rows) == [1, 3]
+    assert rows[1]["exchanges"] == 6 and rows[3]["exchanges"] == 2
+    assert rows[3]["bytes"] == 3 * rows[1]["bytes"]
+    assert rows[1]["same_field"] is True and rows[3]["same_field"] is True
+    assert 'id="depth-table"' in page and ">NO<" not in page
     verdict = re.search(r'<p class="verdict" id="verdict">([^<]+)</p>', page).group(1)
     # this machine is oversubscribed (2 ranks x 2 threads on 2 cores) in CI: it must say so
     # rather than recommend; on a bigger machine a recommendation or "no clear winner".
@@ -415,3 +424,21 @@ def test_default_layout_fits_the_cores(cores: int, numa: int, expected: tuple[in
     setting = study.resolve_setting(study.StudyOptions(), machine)
     assert (setting.ranks, setting.threads) == expected
     assert setting.oversubscribed == (expected[0] * expected[1] > cores)
+
+
+@pytest.mark.parametrize("level,ranks,kernels,expected", [
+    ("default", 2, None, [1, 2, 4, 8]),
+    ("default", 32, None, [1, 2, 4]),     # 128 points over 32 ranks: at least 4 per rank
+    ("quick", 16, None, [1]),             # 24 / 16: depth 3 could exceed a rank's box
+    ("default", 2, ["cg"], []),           # temporal blocking runs jacobi only
+])
+def test_depth_points_fit_the_ranks_boxes(level: str, ranks: int, kernels, expected) -> None:
+    machine = study.Machine("host", 64, 1, {}, 64 << 30, None, "test")
+    opts = study.StudyOptions(level=level, ranks=ranks, threads=1,
+                              **({"kernels": kernels} if kernels else {}))
+    setting = study.resolve_setting(opts, machine)
+    points = [pt for pt in study.build_plan(opts, setting, [], 64 << 30) if pt.step == "depth"]
+    assert [pt.meta["depth"] for pt in points] == expected
+    for pt in points:
+        assert pt.args[pt.args.index("--halo-depth") + 1] == str(pt.meta["depth"])
+        assert pt.args[pt.args.index("--scheme") + 1] == "masteronly"
