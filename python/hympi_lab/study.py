@@ -803,6 +803,8 @@ def check_options(opts: StudyOptions) -> None:
         problems.append(f"--kernels: unknown kernel(s) {', '.join(unknown)} (valid: {', '.join(KERNELS)})")
     if opts.run_timeout_s < 0:
         problems.append("--run-timeout must be >= 0")
+    if opts.steps and set(opts.steps) <= {"depth"} and "jacobi" not in opts.kernels:
+        problems.append("--steps depth runs jacobi only: with these --kernels it has nothing to run")
     if opts.app:
         problems += app_problems(opts)
         if "solve" not in opts.steps:

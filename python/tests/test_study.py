@@ -294,6 +294,8 @@ def test_bad_layouts_and_launchers(tmp_path, capsys):
     assert "not built or not executable" in _bad(["study", "--hympi", "/nonexistent", "--out", out], capsys)
     assert "unknown step" in _bad(["study", "--steps", "beff,nope", "--out", out], capsys)
     assert "unknown kernel" in _bad(["study", "--kernels", "lu", "--out", out], capsys)
+    assert "--steps depth runs jacobi only" in _bad(["study", "--steps", "depth", "--kernels", "cg",
+                                                     "--out", out], capsys)
     assert "--emulated-nodes must be >= 2" in _bad(["study", "--emulated-nodes", "1", "--out", out], capsys)
     assert "divide" in _bad(["study", "--hostfile", _hostfile(tmp_path, 3), "--ranks", "4",
                              "--out", out], capsys)
