@@ -41,14 +41,44 @@ static int fail_on_last_rank(const hympi_box* box, int thread, void* user, doubl
   return rank == size - 1 && !empty ? 7 : 0;
 }
 
-/* A pair update that copies in to out and fails on the last rank's boxes
- * when user is non-NULL. */
-static int copy_pair(const double* in, double* out, const hympi_box* box, int thread, void* user) {
+/* The layout of the deep domain's fields, for add_one. */
+static int g_halo;
+static ptrdiff_t g_sj, g_sk;
+
+/* A pair update: out = in + 1 on the box (halo points included). */
+static int add_one(const double* in, double* out, const hympi_box* box, int thread, void* user) {
+  (void)thread;
+  (void)user;
+  for (int k = box->lo[2]; k < box->hi[2]; ++k)
+    for (int j = box->lo[1]; j < box->hi[1]; ++j)
+      for (int i = box->lo[0]; i < box->hi[0]; ++i) {
+        const ptrdiff_t p = (i + g_halo) + g_sj * (j + g_halo) + g_sk * (k + g_halo);
+        out[p] = in[p] + 1.0;
+      }
+  return 0;
+}
+
+/* A pair update that fails on the last rank's boxes. */
+static int fail_pair(const double* in, double* out, const hympi_box* box, int thread, void* user) {
   (void)thread;
   (void)in;
   (void)out;
+  (void)user;
   const int empty = box->hi[0] <= box->lo[0] || box->hi[1] <= box->lo[1] || box->hi[2] <= box->lo[2];
-  return user && rank == size - 1 && !empty ? 5 : 0;
+  return rank == size - 1 && !empty ? 5 : 0;
+}
+
+/* Whether every own point of the field holds `value`. */
+static int all_equal(hympi_domain d, hympi_field f, double value) {
+  int n[3];
+  double* data = NULL;
+  hympi_domain_local(d, n, NULL);
+  hympi_field_data(f, &data);
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i)
+        if (data[(i + g_halo) + g_sj * (j + g_halo) + g_sk * (k + g_halo)] != value) return 0;
+  return 1;
 }
 
 static int count_points(const hympi_box* box, int thread, void* user, double* partial) {
@@ -148,7 +178,8 @@ int main(int argc, char** argv) {
 
   /* Temporal blocking. */
   c.depth = 0;
-  check(hympi_domain_create(MPI_COMM_WORLD, &c, &other) == HYMPI_ERR_USAGE &&
+  hympi_domain refused = NULL;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &refused) == HYMPI_ERR_USAGE && refused == NULL &&
             contains(hympi_last_error(), "`depth` must be between 1 and 64 (got 0)"),
         "depth 0");
   hympi_domain deep = NULL;
@@ -156,30 +187,31 @@ int main(int argc, char** argv) {
   c.threads = 2;
   c.scheme = "funneled";
   check(hympi_domain_create(MPI_COMM_WORLD, &c, &deep) == HYMPI_SUCCESS, "a domain of depth 3");
-  int layers = 0;
-  check(hympi_domain_layout(deep, &layers, NULL, NULL, NULL) == HYMPI_SUCCESS && layers == 3,
+  check(hympi_domain_layout(deep, &g_halo, &g_sj, &g_sk, NULL) == HYMPI_SUCCESS && g_halo == 3,
         "the layout's halo counts the depth (1 x 3 layers)");
   hympi_field a = NULL, b = NULL;
   check(hympi_field_create(deep, &a) == HYMPI_SUCCESS && hympi_field_create(deep, &b) == HYMPI_SUCCESS,
         "two fields of the deep domain");
   const hympi_field a0 = a, b0 = b;
-  check(hympi_sweep_block(deep, &a, &b, 4, copy_pair, NULL) == HYMPI_ERR_USAGE &&
+  check(hympi_sweep_block(deep, &a, &b, 4, add_one, NULL) == HYMPI_ERR_USAGE &&
             contains(hympi_last_error(), "4 sweeps, but the domain's depth allows 1 to 3"),
         "more sweeps than the depth");
-  check(hympi_sweep_block(deep, &a, &a, 2, copy_pair, NULL) == HYMPI_ERR_USAGE &&
+  check(hympi_sweep_block(deep, &a, &a, 2, add_one, NULL) == HYMPI_ERR_USAGE &&
             contains(hympi_last_error(), "the same field"),
         "in == out");
   check(hympi_sweep_block(deep, &a, &b, 2, NULL, NULL) == HYMPI_ERR_USAGE, "a NULL pair callback");
-  check(hympi_sweep_block(deep, &a, NULL, 2, copy_pair, NULL) == HYMPI_ERR_USAGE, "a NULL out");
-  check(hympi_sweep_block(deep, &a, &u, 2, copy_pair, NULL) == HYMPI_ERR_USAGE &&
+  check(hympi_sweep_block(deep, &a, NULL, 2, add_one, NULL) == HYMPI_ERR_USAGE, "a NULL out");
+  check(hympi_sweep_block(deep, &a, &u, 2, add_one, NULL) == HYMPI_ERR_USAGE &&
             contains(hympi_last_error(), "belongs to another domain"),
         "a field of another domain in a block");
-  check(hympi_sweep_block(deep, &a, &b, 2, copy_pair, NULL) == HYMPI_SUCCESS && a == a0 && b == b0,
-        "an even block leaves the handles");
-  check(hympi_sweep_block(deep, &a, &b, 3, copy_pair, NULL) == HYMPI_SUCCESS && a == b0 && b == a0,
-        "an odd block swaps them (*in holds the result)");
-  int marker = 1;
-  const int brc = hympi_sweep_block(deep, &a, &b, 3, copy_pair, &marker);
+  /* Fields start at 0 (halos too: Dirichlet, nothing outside), each sweep adds 1. */
+  check(hympi_sweep_block(deep, &a, &b, 2, add_one, NULL) == HYMPI_SUCCESS && a == a0 && b == b0 &&
+            all_equal(deep, a, 2.0),
+        "an even block leaves the handles, *in holds 2 sweeps' result");
+  check(hympi_sweep_block(deep, &a, &b, 3, add_one, NULL) == HYMPI_SUCCESS && a == b0 && b == a0 &&
+            all_equal(deep, a, 5.0),
+        "an odd block swaps them, *in holds 5 sweeps' result");
+  const int brc = hympi_sweep_block(deep, &a, &b, 3, fail_pair, NULL);
   if (rank == size - 1)
     check(brc == HYMPI_ERR_KERNEL && contains(hympi_last_error(), "the box callback returned 5"),
           "a failing pair callback gives HYMPI_ERR_KERNEL");
@@ -189,6 +221,8 @@ int main(int argc, char** argv) {
   hympi_field_free(&b);
   hympi_domain_free(&deep);
   c.depth = 1;
+  c.threads = 1;
+  c.scheme = NULL;
 
   check(hympi_report_json(d, "/nonexistent-dir/r.json", "t") == HYMPI_ERR_OUTPUT &&
             contains(hympi_last_error(), "cannot write /nonexistent-dir/r.json"),

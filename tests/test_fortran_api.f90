@@ -26,8 +26,8 @@ contains
     count_points = 0
   end function count_points
 
-  ! A pair update: copies u_in to u_out on the box; returns 6 when the
-  ! arrays' bounds are not the field's or the box leaves them.
+  ! A pair update: u_out = u_in + 1 on the box; returns 6 when the arrays'
+  ! bounds are not the field's or the box leaves them.
   recursive integer function copy_pair(u_in, u_out, box, thread, user)
     use hympi, only: hympi_box
     real(c_double), pointer, intent(in) :: u_in(:, :, :), u_out(:, :, :)
@@ -41,7 +41,7 @@ contains
       return
     end if
     u_out(box%lo(1):box%hi(1), box%lo(2):box%hi(2), box%lo(3):box%hi(3)) = &
-        u_in(box%lo(1):box%hi(1), box%lo(2):box%hi(2), box%lo(3):box%hi(3))
+        u_in(box%lo(1):box%hi(1), box%lo(2):box%hi(2), box%lo(3):box%hi(3)) + 1
   end function copy_pair
 
   recursive integer function fail_pair(u_in, u_out, box, thread, user)
@@ -72,6 +72,7 @@ program test_fortran_api
   type(hympi_domain) :: d, bad, deep
   type(hympi_field) :: f, w, fa, fb
   type(c_ptr) :: a0, b0
+  real(c_double), pointer :: ua(:, :, :)
   real(c_double), allocatable, target :: wrong(:, :, :)
   real(c_double) :: total
   integer :: provided, rank, status, offset(3), passed, failed, counts(2)
@@ -129,12 +130,17 @@ program test_fortran_api
   call hympi_field_create(deep, fb, status)
   a0 = fa%handle
   b0 = fb%handle
+  ! Fields start at 0; each sweep adds 1.
   call hympi_sweep_block(deep, fa, fb, 2, copy_pair, status)
-  call check("an even block: bounds and boxes right, handles kept", status == HYMPI_SUCCESS .and. &
-             c_associated(fa%handle, a0) .and. c_associated(fb%handle, b0))
+  call hympi_field_pointer(deep, fa, ua)
+  call check("an even block: bounds and boxes right, handles kept, u_in holds 2 sweeps", &
+             status == HYMPI_SUCCESS .and. c_associated(fa%handle, a0) .and. &
+             c_associated(fb%handle, b0) .and. all(ua(1:n(1), 1:n(2), 1:n(3)) == 2))
   call hympi_sweep_block(deep, fa, fb, 1, copy_pair, status)
-  call check("an odd block swaps the handles", status == HYMPI_SUCCESS .and. &
-             c_associated(fa%handle, b0) .and. c_associated(fb%handle, a0))
+  call hympi_field_pointer(deep, fa, ua)
+  call check("an odd block swaps the handles, u_in holds 3 sweeps", status == HYMPI_SUCCESS .and. &
+             c_associated(fa%handle, b0) .and. c_associated(fb%handle, a0) .and. &
+             all(ua(1:n(1), 1:n(2), 1:n(3)) == 3))
   call hympi_sweep_block(deep, fa, fb, 3, copy_pair, status)
   msg = hympi_last_error()
   call check("more sweeps than the depth", status == HYMPI_ERR_USAGE .and. &

@@ -68,7 +68,9 @@ typedef struct {
 } hympi_domain_config;
 
 /* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread,
- * depth 1. */
+ * depth 1. New members are added at the end of the struct (depth was): fill
+ * it with this function, never a literal initialiser, and build against the
+ * header of the library you link. */
 void hympi_domain_config_init(hympi_domain_config* config);
 
 /* Message of the last error on this thread ("" when none). */

@@ -743,7 +743,7 @@ def depth_rows(study: Study) -> list[dict[str, Any]]:
     runs = {}
     for r in study.of("depth", "solve"):
         rec = r["result"]
-        runs[int(rec.get("halo_depth", 1))] = rec
+        runs[int(rec.get("halo_depth") or 1)] = rec
     base = runs.get(1)
     rows = []
     for h in sorted(runs):
@@ -751,7 +751,7 @@ def depth_rows(study: Study) -> list[dict[str, Any]]:
         t = _number_or_nan((rec.get("time_s") or {}).get("median"))
         t1 = _number_or_nan((base.get("time_s") or {}).get("median")) if base else math.nan
         same = None
-        if base is not None:
+        if base is not None and base.get("checksum") is not None and base.get("l2") is not None:
             same = rec.get("checksum") == base.get("checksum") and rec.get("l2") == base.get("l2")
         rows.append({"depth": h, "iters": rec.get("iters"), "exchanges": rec.get("exchanges"),
                      "messages": sum((rec.get("messages_per_exchange") or {}).values()),
@@ -766,7 +766,8 @@ def _depth_section(page: Page, study: Study) -> None:
     page.section("depth", "13. Temporal blocking (jacobi --halo-depth)")
     rows = depth_rows(study)
     if not rows:
-        page.missing("depth-table", "the depth step did not run (it needs jacobi among the kernels)")
+        page.missing("depth-table", "no run of the depth step (it runs when --steps includes depth "
+                     "and jacobi is among the kernels)")
         return
     if rows[0]["depth"] != 1:
         page.missing("depth-table", "no depth-1 run to compare with (it failed or did not run)")

@@ -122,7 +122,8 @@ def test_report_has_every_section_figure_and_the_recommendation(quick_study):
     rows = {r["depth"]: r for r in report.depth_rows(report.load(outdir))}
     assert sorted(rows) == [1, 3]
     assert rows[1]["exchanges"] == 6 and rows[3]["exchanges"] == 2
-    assert rows[3]["bytes"] == 3 * rows[1]["bytes"]
+    # 3 layers per face (exactly 3x with the CI's 1-D split; edges and corners add more in 2-D)
+    assert rows[3]["bytes"] >= 3 * rows[1]["bytes"] > 0
     assert rows[1]["same_field"] is True and rows[3]["same_field"] is True
     assert 'id="depth-table"' in page and ">NO<" not in page
     verdict = re.search(r'<p class="verdict" id="verdict">([^<]+)</p>', page).group(1)
