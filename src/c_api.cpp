@@ -67,21 +67,29 @@ int guarded(const char* call, Body&& body) {
   }
 }
 
-// The user's callback as the Domain's update: a non-zero return fails the
-// box (the Domain names scheme, box, rank and thread and applies the
-// on_error policy).
+hympi_box to_c_box(const hympi::Box& box) {
+  hympi_box b;
+  for (int d = 0; d < 3; ++d) {
+    b.lo[d] = box.lo[d];
+    b.hi[d] = box.hi[d];
+  }
+  return b;
+}
+
+// A callback's non-zero return fails the box (the Domain names scheme, box,
+// rank and thread and applies the on_error policy).
+void check_callback(int rc) {
+  if (rc != 0) throw hympi::KernelError("the box callback returned " + std::to_string(rc));
+}
+
+// The user's callback as the Domain's update.
 struct CallbackSum {
   hympi_box_fn fn;
   void* user;
   double operator()(const hympi::Box& box, int thread) const {
-    hympi_box b;
-    for (int d = 0; d < 3; ++d) {
-      b.lo[d] = box.lo[d];
-      b.hi[d] = box.hi[d];
-    }
+    const hympi_box b = to_c_box(box);
     double partial = 0;
-    const int rc = fn(&b, thread, user, &partial);
-    if (rc != 0) throw hympi::KernelError("the box callback returned " + std::to_string(rc));
+    check_callback(fn(&b, thread, user, &partial));
     return partial;
   }
 };
@@ -276,13 +284,8 @@ int hympi_sweep_block(hympi_domain domain, hympi_field* in, hympi_field* out, in
     hympi::Field* b = &(*out)->field;
     domain->domain->sweep_block(
         a, b, sweeps, [fn, user](const hympi::Field& src, hympi::Field& dst, const hympi::Box& box, int t) {
-          hympi_box cb;
-          for (int d = 0; d < 3; ++d) {
-            cb.lo[d] = box.lo[d];
-            cb.hi[d] = box.hi[d];
-          }
-          const int rc = fn(src.data(), dst.data(), &cb, t, user);
-          if (rc != 0) throw hympi::KernelError("the box callback returned " + std::to_string(rc));
+          const hympi_box cb = to_c_box(box);
+          check_callback(fn(src.data(), dst.data(), &cb, t, user));
         });
     if (a != &(*in)->field) std::swap(*in, *out);  // an odd number of sweeps
   });

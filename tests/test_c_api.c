@@ -33,12 +33,15 @@ static void check(int ok, const char* what) {
 
 static int contains(const char* text, const char* part) { return strstr(text, part) != NULL; }
 
+static int box_empty(const hympi_box* box) {
+  return box->hi[0] <= box->lo[0] || box->hi[1] <= box->lo[1] || box->hi[2] <= box->lo[2];
+}
+
 static int fail_on_last_rank(const hympi_box* box, int thread, void* user, double* partial) {
   (void)thread;
   (void)user;
   *partial += 1.0;
-  const int empty = box->hi[0] <= box->lo[0] || box->hi[1] <= box->lo[1] || box->hi[2] <= box->lo[2];
-  return rank == size - 1 && !empty ? 7 : 0;
+  return rank == size - 1 && !box_empty(box) ? 7 : 0;
 }
 
 /* The layout of the deep domain's fields, for add_one. */
@@ -64,8 +67,7 @@ static int fail_pair(const double* in, double* out, const hympi_box* box, int th
   (void)in;
   (void)out;
   (void)user;
-  const int empty = box->hi[0] <= box->lo[0] || box->hi[1] <= box->lo[1] || box->hi[2] <= box->lo[2];
-  return rank == size - 1 && !empty ? 5 : 0;
+  return rank == size - 1 && !box_empty(box) ? 5 : 0;
 }
 
 /* Whether every own point of the field holds `value`. */

@@ -176,8 +176,7 @@ def is_masteronly_one_sweep(rec: Any) -> bool:
     --halo-depth, or depth 1): the runs the model's fractions come from."""
     if not isinstance(rec, dict) or rec.get("kind") != "solve" or rec.get("scheme") != "masteronly":
         return False
-    depth = rec.get("halo_depth", 1)
-    return depth == 1 or depth is None
+    return rec.get("halo_depth") in (None, 1)
 
 
 def masteronly_fractions(documents: Iterable[Document], n: Optional[int] = None) -> list[Fractions]:
