@@ -78,13 +78,14 @@ static long parse_count(const char* text, int allow_zero) {
 
 /* Bad input: one line from rank 0, then every rank exits with code 2 (every
  * rank parses the same arguments, so all of them come here). */
+static const char* const kUsage =
+    "heat_c [--grid N|NXxNYxNZ|NX NY NZ] [--steps N] [--scheme NAME] [--threads N] "
+    "[--reserved M] [--periodic] [--halo-depth H] [--report PATH]";
+
 static int usage_error(int rank, const char* message, const char* value) {
   if (rank == 0)
-    fprintf(stderr,
-            "heat_c: %s%s%s (usage: heat_c [--grid N|NXxNYxNZ|NX NY NZ] [--steps N] "
-            "[--scheme NAME] [--threads N] [--reserved M] [--periodic] [--halo-depth H] "
-            "[--report PATH])\n",
-            message, value ? " " : "", value ? value : "");
+    fprintf(stderr, "heat_c: %s%s%s (usage: %s)\n", message, value ? " " : "", value ? value : "",
+            kUsage);
   MPI_Finalize();
   return 2;
 }
@@ -101,6 +102,11 @@ int main(int argc, char** argv) {
   const char* report = NULL;
   for (int a = 1; a < argc; ++a) {
     const char* arg = argv[a];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      if (rank == 0) printf("usage: %s\n(options: see the comment at the top of examples/heat.c)\n", kUsage);
+      MPI_Finalize();
+      return 0;
+    }
     if (strcmp(arg, "--periodic") == 0) {
       config.periodic[0] = config.periodic[1] = config.periodic[2] = 1;
       continue;
@@ -209,9 +215,14 @@ int main(int argc, char** argv) {
 
   double sum = 0, l2 = 0;
   hympi_checksum(domain, in, &sum, &l2);
+  /* An unwritable report: the checksum still prints, the exit code is 4
+   * (hympi solve's for output errors) on every rank (the call is collective). */
+  int exit_code = 0;
   if (report || getenv("HYMPI_REPORT_JSON")) {
-    if (hympi_report_json(domain, report, "heat") != HYMPI_SUCCESS && rank == 0)
-      fprintf(stderr, "heat_c: %s\n", hympi_last_error());
+    if (hympi_report_json(domain, report, "heat") != HYMPI_SUCCESS) {
+      exit_code = 4;
+      if (rank == 0) fprintf(stderr, "heat_c: %s\n", hympi_last_error());
+    }
   }
   if (rank == 0) printf("checksum sum %.17g l2 %.17g\n", sum, l2);
 
@@ -220,5 +231,5 @@ int main(int argc, char** argv) {
   free(own);
   hympi_domain_free(&domain);
   MPI_Finalize();
-  return 0;
+  return exit_code;
 }

@@ -77,7 +77,7 @@ program heat
   real(c_double), pointer :: a(:, :, :), b(:, :, :)
   integer :: provided, rank, status, grid(3), steps, threads, reserved, n(3), offset(3)
   integer :: i, j, k, s, cur, arg, nargs, depth, block
-  logical :: periodic
+  logical :: periodic, report_failed
   character(len=256) :: name, value, value2, value3, scheme, report
   real(c_double) :: total, l2
 
@@ -89,12 +89,19 @@ program heat
   reserved = 0
   depth = 1
   periodic = .false.
+  report_failed = .false.
   scheme = ""  ! "": pure MPI (masteronly)
   report = ""
   nargs = command_argument_count()
   arg = 1
   do while (arg <= nargs)
     call get_command_argument(arg, name)
+    if (name == "--help" .or. name == "-h") then
+      if (rank == 0) write (*, '(a)') "usage: heat_f " // usage_text() // &
+          new_line("a") // "(options: see the comment at the top of examples/heat.f90)"
+      call MPI_Finalize()
+      stop
+    end if
     if (name == "--periodic") then
       periodic = .true.
       arg = arg + 1
@@ -198,7 +205,8 @@ program heat
   call get_environment_variable("HYMPI_REPORT_JSON", value)
   if (len_trim(report) > 0 .or. len_trim(value) > 0) then
     call hympi_report_json(domain, trim(report), "heat", status)
-    if (status /= HYMPI_SUCCESS .and. rank == 0) write (0, '(a)') "heat_f: " // hympi_last_error()
+    report_failed = status /= HYMPI_SUCCESS
+    if (report_failed .and. rank == 0) write (0, '(a)') "heat_f: " // hympi_last_error()
   end if
   ! 17 significant digits, like C's %.17g: the test compares to 1e-10.
   if (rank == 0) write (*, '(a, es24.16e3, a, es24.16e3)') "checksum sum ", total, " l2 ", l2
@@ -206,8 +214,18 @@ program heat
   call hympi_field_free(fields(2))
   call hympi_domain_free(domain)
   call MPI_Finalize()
+  ! An unwritable report: the checksum still printed; exit code 4 (hympi
+  ! solve's for output errors) on every rank (the call is collective).
+  if (report_failed) stop 4, quiet=.true.
 
 contains
+
+  ! The options, for --help and the usage errors.
+  function usage_text() result(text)
+    character(len=:), allocatable :: text
+    text = "[--grid N|NXxNYxNZ|NX NY NZ] [--steps N] [--scheme NAME] [--threads N]" // &
+           " [--reserved M] [--periodic] [--halo-depth H] [--report PATH]"
+  end function usage_text
 
   ! Whether arguments a, a+1 and a+2 exist and are plain numbers (--grid NX NY NZ).
   logical function three_counts(a)
@@ -235,9 +253,7 @@ contains
   ! Bad input: one line on rank 0, exit code 2 on every rank.
   subroutine usage(message)
     character(len=*), intent(in) :: message
-    if (rank == 0) write (0, '(a)') "heat_f: " // message // &
-        " (usage: heat_f [--grid N|NXxNYxNZ|NX NY NZ] [--steps N] [--scheme NAME]" // &
-        " [--threads N] [--reserved M] [--periodic] [--halo-depth H] [--report PATH])"
+    if (rank == 0) write (0, '(a)') "heat_f: " // message // " (usage: heat_f " // usage_text() // ")"
     call MPI_Finalize()
     stop 2, quiet=.true.  ! F2018, in gfortran: no "STOP 2" line
   end subroutine usage

@@ -93,6 +93,15 @@ for app in "$@"; do
   bad "$app" "bad grid" "bad value for --grid" --grid 0
   bad "$app" "funneled with 1 thread" "needs at least 2 threads" --scheme funneled --threads 1
   bad "$app" "unknown option" "unknown option --bogus" --bogus 1
+  if OMP_NUM_THREADS=1 timeout 60 "$mpiexec" -n 2 "${preflags[@]}" "$app" --help < /dev/null \
+      > "$tmp/help" 2>&1 && grep -q "^usage: .*--halo-depth H" "$tmp/help"; then passed=$((passed + 1))
+  else failed=$((failed + 1)); echo "FAIL: $(basename "$app") --help"; fi
+  # An unwritable report: the checksum still prints, exit code 4.
+  OMP_NUM_THREADS=1 timeout 60 "$mpiexec" -n 2 "${preflags[@]}" "$app" --grid 8 --steps 2 \
+      --report /nonexistent-dir/r.json < /dev/null > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  if [ $rc -eq 4 ] && grep -q "^checksum" "$tmp/out" && grep -q "cannot write /nonexistent-dir/r.json" "$tmp/err"
+  then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $(basename "$app") unwritable report (exit $rc)"; cat "$tmp/err"; fi
   bad "$app" "halo depth 0" "bad value for --halo-depth (1..64): 0" --halo-depth 0
   bad "$app" "halo deeper than a rank's box" "\`depth\` 7 needs at least 7 points per rank along x" \
       --grid 12x10x9 --halo-depth 7
