@@ -19,7 +19,11 @@ issue's 15 % self-consistency), so a reader sees how far to trust it.
 Each rank's messages come from the geometry of a node-aware decomposition
 (nodes on a 3-D grid, a 3-D block of ranks in each node, one halo layer of
 8-byte values per face of the 7-point stencil); the worst rank (most bytes,
-largest box) sets the time. Every scheme's iteration time is the papers'
+largest box) sets the time. The study's temporal-blocking runs (its depth
+step, hympi solve --halo-depth h) are projected too, as their own series:
+an exchange every h iterations of faces h deep plus the edges and corners
+(up to 26 messages), and the redundant halo points the block recomputes
+counted in its computation. Every scheme's iteration time is the papers'
 composition (seed 000 eq. 3 and its relatives in model.py) written in
 seconds instead of fractions; see python/README.md "Projection".
 
@@ -55,6 +59,11 @@ ALLREDUCES = {"cg": 2}
 SHARED_WINDOW_INTRA_COST = 1.0
 # Relative 1-sigma of a compute cost when the run has one repetition.
 DEFAULT_COST_SIGMA = 0.05
+# Schemes whose temporal-blocking runs the projection carries: they exchange,
+# then compute the whole block, so nothing overlaps. Under an overlapping
+# scheme only a block's first sweep overlaps its exchange (src/domain.cpp),
+# a composition the model does not have.
+DEEP_HALO_SCHEMES = ("pure-mpi", "masteronly", "masteronly-threaded")
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,7 @@ class Cost:
     node_block: tuple[int, int, int]
     periodic: bool
     nodes: int
+    depth: int = 1          # halo depth: one exchange every `depth` iterations
 
     @property
     def ranks_per_node(self) -> int:
@@ -115,8 +125,10 @@ class Cost:
     @property
     def label(self) -> str:
         if self.scheme == "pure-mpi":
-            return "pure MPI"
-        return self.scheme + (f" m={self.m}" if self.scheme == "multiple" else "")
+            name = "pure MPI"
+        else:
+            name = self.scheme + (f" m={self.m}" if self.scheme == "multiple" else "")
+        return name + (f" depth {self.depth}" if self.depth > 1 else "")
 
 
 @dataclass
@@ -179,11 +191,15 @@ def load_inputs(outdir: Path) -> Inputs:
     if not solve:
         raise InputError(f"{outdir}: no solve runs in the study, so no kernel costs: run its solve "
                          f"step (hympi-lab study --resume {outdir})")
+    # The depth step's runs deeper than 1 (its depth-1 run repeats the solve
+    # step's masteronly one).
+    deep = [r for r in records if r["step"] == "depth" and r["result"].get("kind") == "solve"
+            and int(r["result"].get("halo_depth") or 1) > 1]
     costs: dict[str, list[Cost]] = {}
-    for r in solve:
+    for r in solve + deep:
         meta = status.get(r["point"], {}).get("meta", {})
         cost = _cost(r, meta)
-        if cost is not None:
+        if cost is not None and (cost.depth == 1 or cost.scheme in DEEP_HALO_SCHEMES):
             costs.setdefault(cost.kernel, []).append(cost)
     if not costs:
         raise InputError(f"{outdir}: no solve run carries a phase breakdown (breakdown_s); "
@@ -260,10 +276,13 @@ def _cost(record: dict[str, Any], meta: dict[str, Any]) -> Optional[Cost]:
     if not (grid and pgrid and isinstance(bd, dict) and isinstance(iters, int) and iters > 0):
         return None
     sweeps = 2 if rec["kernel"] == "rbgs" else 1
+    depth = int(rec.get("halo_depth") or 1)
     nodes = max(1, int(record.get("context", {}).get("nodes", {}).get("count", 1)))
     node_grid = tuple(p // b for p, b in zip(pgrid, block))
-    geo = worst_rank(grid, node_grid, block, bool(rec.get("periodic")))
+    geo = worst_rank(grid, node_grid, block, bool(rec.get("periodic")), depth)
     n_sweeps = iters * sweeps
+    # Deep halos: one exchange per block of `depth` sweeps (the last block may be short).
+    exchanges = int(rec.get("exchanges") or -(-n_sweeps // depth)) if depth > 1 else n_sweeps
 
     def total(phase: str) -> float:
         return float(sum(bd.get(phase, [])))
@@ -271,13 +290,15 @@ def _cost(record: dict[str, Any], meta: dict[str, Any]) -> Optional[Cost]:
     interior_pts = max(1, geo.points - geo.boundary_points)
     interior_s = total("compute_interior") / (interior_pts * n_sweeps)
     # What the boundary compute took beyond its points at the interior's rate
-    # is volume work that cannot overlap (cg's vector updates); for the
-    # stencils it is about zero.
+    # is volume work that cannot overlap (cg's vector updates; with deep
+    # halos, the whole block: its sweeps run after the exchange); for the
+    # one-sweep stencils it is about zero. Per point computed, halo points a
+    # deep block recomputes included.
     extra = total("compute_boundary") - interior_s * geo.boundary_points * n_sweeps
-    non_overlap_s = max(0.0, extra) / (geo.points * n_sweeps)
+    non_overlap_s = max(0.0, extra) / (geo.computed_points * n_sweeps)
     pack_wall = max((a + b for a, b in zip(bd.get("pack", []), bd.get("unpack", []))), default=0.0)
     rank_bytes = geo.bytes_inter + geo.bytes_intra
-    pack_per_byte = pack_wall / (n_sweeps * rank_bytes) if rank_bytes else 0.0
+    pack_per_byte = pack_wall / (exchanges * rank_bytes) if rank_bytes else 0.0
     t = rec["time_s"]
     median = float(t["median"])
     spread = (float(t["max"]) - float(t["min"])) / median if median > 0 else 0.0
@@ -287,7 +308,7 @@ def _cost(record: dict[str, Any], meta: dict[str, Any]) -> Optional[Cost]:
     return Cost(rec["kernel"], scheme, int(rec.get("reserved", 0)) if scheme == "multiple" else 0,
                 int(rec["threads"]), interior_s, non_overlap_s, pack_per_byte, sigma, sweeps,
                 median / iters, float(t["min"]) / iters, float(t["max"]) / iters, grid, pgrid, block,
-                bool(rec.get("periodic")), nodes)
+                bool(rec.get("periodic")), nodes, depth)
 
 
 # --- geometry ---------------------------------------------------------------------------
@@ -300,6 +321,17 @@ class RankGeometry:
     bytes_inter: int
     msgs_intra: int
     bytes_intra: int
+    computed_points: float = 0.0  # points computed per sweep (deep halos: halo points too)
+
+    def __post_init__(self) -> None:
+        if not self.computed_points:
+            object.__setattr__(self, "computed_points", float(self.points))
+
+
+# The 26 neighbour offsets: the 6 faces first, then the 12 edges and 8 corners
+# that a halo deeper than 1 exchanges too (src/exchange.cpp, `corners`).
+_OFFSETS = sorted((o for o in itertools.product((-1, 0, 1), repeat=3) if any(o)),
+                  key=lambda o: sum(map(abs, o)))
 
 
 def _positions(parts: int) -> list[int]:
@@ -308,46 +340,58 @@ def _positions(parts: int) -> list[int]:
 
 
 def worst_rank(grid: Sequence[int], node_grid: Sequence[int], block: Sequence[int],
-               periodic: bool) -> RankGeometry:
-    return _worst_rank(tuple(grid), tuple(node_grid), tuple(block), periodic)
+               periodic: bool, depth: int = 1) -> RankGeometry:
+    return _worst_rank(tuple(grid), tuple(node_grid), tuple(block), periodic, depth)
 
 
 @functools.lru_cache(maxsize=4096)
 def _worst_rank(grid: tuple[int, ...], node_grid: tuple[int, ...], block: tuple[int, ...],
-                periodic: bool) -> RankGeometry:
+                periodic: bool, depth: int = 1) -> RankGeometry:
     """The rank with the most halo bytes (then the largest box) of a
     node-aware decomposition: `node_grid` nodes per dimension, a `block` of
     ranks in each node. Local sizes are the ceiling of grid / ranks (the
-    largest box)."""
+    largest box).
+
+    depth 1: one message per face with a neighbour, one layer deep. depth h
+    > 1 (hympi solve --halo-depth h): faces h layers deep, and one message
+    per edge (h x h x side) and corner (h^3) whose neighbour exists, as the
+    library exchanges them; a block's sweep s (0..h-1) computes the own box
+    grown by h-1-s layers on every side with a neighbour, so
+    `computed_points` is the mean over the block's sweeps."""
     parts = [n * b for n, b in zip(node_grid, block)]
     local = [-(-g // p) for g, p in zip(grid, parts)]
+    offsets = _OFFSETS if depth > 1 else _OFFSETS[:6]
     best: Optional[RankGeometry] = None
     per_dim = [[(npos, rpos) for npos in _positions(node_grid[d]) for rpos in range(block[d])]
                for d in range(3)]
     for combo in itertools.product(*per_dim):
-        sides = [0, 0, 0]
-        mi = bi = ma = ba = 0
+        # Per dimension and side (-1 lower, +1 upper): is there a neighbour,
+        # and does it lie in another node? The rank at its block's edge whose
+        # neighbour lies in another node crosses (with one node per
+        # dimension, a periodic wrap stays on the node).
+        has: list[dict[int, bool]] = []
+        crosses: list[dict[int, bool]] = []
         for d, (npos, rpos) in enumerate(combo):
             g = npos * block[d] + rpos
-            face = VALUE_BYTES * local[(d + 1) % 3] * local[(d + 2) % 3]
-            for lower in (True, False):
-                at_edge = g == 0 if lower else g == parts[d] - 1
-                if parts[d] < 2 or (at_edge and not periodic):
-                    continue
-                sides[d] += 1
-                # Across a node boundary: the rank at its block's edge whose
-                # neighbour lies in another node (with one node per dimension,
-                # a periodic wrap stays on the node).
-                crosses = (rpos == 0 if lower else rpos == block[d] - 1) and node_grid[d] > 1
-                if crosses:
-                    mi, bi = mi + 1, bi + face
-                else:
-                    ma, ba = ma + 1, ba + face
-        inner = 1
-        for d in range(3):
-            inner *= max(0, local[d] - sides[d])
-        pts = local[0] * local[1] * local[2]
-        geo = RankGeometry(pts, pts - inner, mi, bi, ma, ba)
+            has.append({side: parts[d] >= 2 and (periodic or g != (0 if side < 0 else parts[d] - 1))
+                        for side in (-1, 1)})
+            crosses.append({side: node_grid[d] > 1 and rpos == (0 if side < 0 else block[d] - 1)
+                            for side in (-1, 1)})
+        mi = bi = ma = ba = 0
+        for off in offsets:
+            if not all(o == 0 or has[d][o] for d, o in enumerate(off)):
+                continue
+            size = VALUE_BYTES * math.prod(local[d] if o == 0 else depth for d, o in enumerate(off))
+            if any(o != 0 and crosses[d][o] for d, o in enumerate(off)):
+                mi, bi = mi + 1, bi + size
+            else:
+                ma, ba = ma + 1, ba + size
+        sides = [int(has[d][-1]) + int(has[d][1]) for d in range(3)]
+        inner = math.prod(max(0, local[d] - sides[d]) for d in range(3))
+        pts = math.prod(local)
+        computed = sum(math.prod(local[d] + sides[d] * (depth - 1 - s) for d in range(3))
+                       for s in range(depth)) / depth
+        geo = RankGeometry(pts, pts - inner, mi, bi, ma, ba, computed)
         if best is None or (geo.bytes_inter, geo.bytes_intra) > (best.bytes_inter, best.bytes_intra):
             best = geo
     assert best is not None
@@ -429,16 +473,20 @@ def comm_time(geo: RankGeometry, inputs: Inputs, inter: Link, intra: Link, k: in
 
 def sweep_time(cost: Cost, shape: Shape, geo: RankGeometry, inputs: Inputs, inter: Link,
                intra: Link, scale: float = 1.0) -> float:
-    """Seconds of one sweep (one exchange) of the worst rank under the run's scheme."""
-    n, m, s = shape.threads, cost.m, cost.scheme
+    """Seconds of one sweep of the worst rank under the run's scheme: one
+    exchange per sweep, or with deep halos (depth h) one per h sweeps, whose
+    cost each sweep carries a 1/h share of."""
+    n, m, s, h = shape.threads, cost.m, cost.scheme, cost.depth
     w_ov = scale * cost.interior_s * (geo.points - geo.boundary_points)
-    w_non = scale * (cost.interior_s * geo.boundary_points + cost.non_overlap_s * geo.points)
-    pack = scale * cost.pack_s_per_byte * (geo.bytes_inter + geo.bytes_intra)
-    # Between two exchanges the link rests for about one sweep's computation.
-    idle = (w_non + w_ov) / max(1, n)
+    w_non = scale * (cost.interior_s * geo.boundary_points + cost.non_overlap_s * geo.computed_points)
+    pack = scale * cost.pack_s_per_byte * (geo.bytes_inter + geo.bytes_intra) / h
+    # Between two exchanges the link rests for about h sweeps' computation.
+    idle = h * (w_non + w_ov) / max(1, n)
+    if h > 1 and s not in DEEP_HALO_SCHEMES:
+        raise InputError(f"no projection model for scheme {s!r} with halo depth {h}")
 
     def exchange(k: int, streams: int = 1, pieces: int = 1, intra_cost: float = 1.0) -> float:
-        return comm_time(geo, inputs, inter, intra, k, streams, pieces, intra_cost, idle)
+        return comm_time(geo, inputs, inter, intra, k, streams, pieces, intra_cost, idle) / h
 
     if s == "pure-mpi":
         return exchange(shape.cores, 1, 1) + pack + w_non + w_ov
@@ -476,7 +524,7 @@ def iteration_time(cost: Cost, shape: Shape, grid: Sequence[int], nodes: int, in
     intra = intra or inputs.intra
     ranks_per_node = shape.cores if cost.scheme == "pure-mpi" else shape.ranks
     node_grid, block = layout or decompose(grid, nodes, ranks_per_node)
-    geo = worst_rank(grid, node_grid, block, cost.periodic)
+    geo = worst_rank(grid, node_grid, block, cost.periodic, cost.depth)
     t = cost.sweeps * sweep_time(cost, shape, geo, inputs, inter, intra, scale)
     reductions = ALLREDUCES.get(cost.kernel, 0)
     ranks_total = nodes * ranks_per_node
@@ -568,7 +616,8 @@ def project(inputs: Inputs, kernel: str, shape: Shape, grid: Sequence[int], scal
             else:
                 g = list(grid)
                 layout = decompose(g, nodes, rpn)
-            if not all(a >= n * b for a, n, b in zip(g, *layout)):
+            # Every rank's box must hold at least one point, `depth` with deep halos.
+            if not all(a // (n * b) >= c.depth for a, n, b in zip(g, *layout)):
                 med.append(math.nan), low.append(math.nan), high.append(math.nan)
                 continue
             base = iteration_time(c, shape, g, nodes, inputs, layout=layout)
@@ -625,6 +674,12 @@ def limits(inputs: Inputs, max_nodes: int) -> list[str]:
     if inputs.beta:
         notes.append(f"link saturation beta(k) measured for k = 1..{max(inputs.beta)}; held at "
                      "its last value beyond")
+    depths = sorted({c.depth for cs in inputs.costs.values() for c in cs if c.depth > 1})
+    if depths:
+        notes.append(f"the deep-halo series (depth {', '.join(map(str, depths))}) keep the time per "
+                     "computed point of the study's run at that depth: its cache blocking is assumed "
+                     "to work as well on other boxes; the halo points a block recomputes are counted, "
+                     "so they cost more as boxes shrink")
     return notes + inputs.assumptions
 
 
@@ -710,6 +765,7 @@ def document(inputs: Inputs, req: Request) -> dict[str, Any]:
                            "source": inputs.intra.source},
             "beta": {str(k): v for k, v in inputs.beta.items()},
             "costs": [{"kernel": c.kernel, "scheme": c.label, "threads": c.threads,
+                       "halo_depth": c.depth,
                        "interior_thread_s_per_point": c.interior_s,
                        "non_overlap_thread_s_per_point": c.non_overlap_s,
                        "pack_s_per_byte": c.pack_s_per_byte, "sigma_rel": c.sigma_rel}

@@ -42,6 +42,85 @@ def test_geometry_of_a_measured_run():
     assert (g.msgs_inter, g.bytes_inter, g.msgs_intra) == (6, 6 * 8 * 16 * 16, 0)
 
 
+def test_geometry_of_deep_halos():
+    """--halo-depth h: faces h deep plus the edges and corners whose neighbour
+    exists (as the library exchanges them), and the halo points a block
+    recomputes (sweep s of h grows the box by h-1-s layers)."""
+    # one rank per node, an inner node of 4x4x4: 26 messages, all inter-node
+    g = pj.worst_rank((64, 64, 64), (4, 4, 4), (1, 1, 1), False, 2)
+    assert (g.msgs_inter, g.msgs_intra) == (26, 0)
+    assert g.bytes_inter == 8 * (6 * 2 * 16 * 16 + 12 * 2 * 2 * 16 + 8 * 2 ** 3)
+    assert g.points == 16 ** 3 and g.computed_points == (18 ** 3 + 16 ** 3) / 2
+    # depth 1 is the faces alone, and computes its own box
+    g1 = pj.worst_rank((64, 64, 64), (4, 4, 4), (1, 1, 1), False)
+    assert g1.msgs_inter == 6 and g1.computed_points == g1.points
+    # What the library counted: `hympi solve --kernel jacobi --grid 32^3 --iters 6
+    # --halo-depth 3 --proc-grid 1x2x2 --ranks-per-node 1 --threads 1` on 4 ranks
+    # reported 12 messages and 107520 bytes per exchange over its 4 ranks (each
+    # rank: a y face, a z face and the yz edge between them).
+    g = pj.worst_rank((32, 32, 32), (1, 2, 2), (1, 1, 1), False, 3)
+    assert (4 * g.msgs_inter, 4 * g.bytes_inter) == (12, 107520)
+    # and the recorded study's depth runs (2 ranks split along z, one face)
+    for line in (DATA / "study-2x1-depth" / "results.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["record"] == "result" and rec["step"] == "depth":
+            r = rec["result"]
+            g = pj.worst_rank(tuple(r["grid"]), (1, 1, 2), (1, 1, 1), False, r["halo_depth"])
+            assert 2 * g.bytes_inter == r["bytes_per_exchange"]["inter_node"]
+            assert 2 * g.msgs_inter == r["messages_per_exchange"]["inter_node"]
+
+
+def test_a_deep_halo_pays_the_model_latency_over_h():
+    """One rank per node, an inner node: a depth-h run's time per iteration is
+    model.deep_halo_per_iteration's halo term (26 T_lat / h, the bytes over h)
+    plus its computation over the points it computes."""
+    from hympi_lab import model
+
+    t_lat, b_inf, per_point, threads = 3e-6, 4e9, 2e-9, 4
+    link = pj.Link(t_lat, b_inf, 0.0, 0.0, "synthetic")
+    for h in (1, 2, 8):
+        cost = pj.Cost("jacobi", "masteronly", 0, threads, 0.0, per_point, 0.0, 0.0, 1, 1.0, 1.0, 1.0,
+                       (64, 64, 64), (1, 1, 1), (1, 1, 1), False, 1, h)
+        inputs = pj.Inputs(link, link, {}, {"jacobi": [cost]}, 1, "real", 1, threads)
+        t = pj.iteration_time(cost, pj.Shape(threads, 1, threads), (256, 256, 256), 64, inputs,
+                              layout=((4, 4, 4), (1, 1, 1)))
+        halo = model.deep_halo_per_iteration((64, 64, 64), h, t_lat, b_inf)["total_s"]
+        computed = pj.worst_rank((256, 256, 256), (4, 4, 4), (1, 1, 1), False, h).computed_points
+        assert t == pytest.approx(halo + per_point * computed / threads, rel=1e-12)
+
+
+def deep_inputs(t_lat: float, b_inf: float) -> pj.Inputs:
+    """masteronly at depth 1 and 8, the same cost per computed point."""
+    link = pj.Link(t_lat, b_inf, 0.0, 0.0, "synthetic")
+    costs = [pj.Cost("jacobi", "masteronly", 0, 4, 0.0, 1e-9, 0.0, 0.0, 1, 1.0, 1.0, 1.0,
+                     (64, 64, 64), (1, 1, 1), (1, 1, 1), False, 1, h) for h in (1, 8)]
+    return pj.Inputs(link, link, {}, {"jacobi": costs}, 1, "real", 1, 4)
+
+
+def test_deep_halos_win_only_where_latency_dominates():
+    """Strong scaling of 128^3 onto many nodes: on a high-latency network the
+    depth-8 series (26 T_lat / 8 against 6 T_lat per iteration) overtakes depth
+    1 from 2 nodes on, and the crossover is reported; on a network of
+    negligible latency it never does (it recomputes halo points for nothing).
+    Boxes thinner than 8 points do not fit."""
+    shape = pj.Shape(4, 1, 4)
+    slow = {s.label: s for s in pj.project(deep_inputs(200e-6, 1e10), "jacobi", shape, (128,) * 3,
+                                           "strong", max_nodes=16384, samples=10)}
+    assert set(slow) == {"masteronly", "masteronly depth 8"}
+    one, deep = slow["masteronly"], slow["masteronly depth 8"]
+    assert deep.time_s[0] == pytest.approx(one.time_s[0])   # one node: no neighbour, no extra work
+    i = one.nodes.index(64)                                  # 32^3 per node
+    assert deep.time_s[i] < 0.6 * one.time_s[i]
+    assert pj.crossovers(list(slow.values()))[0] == {"nodes": 2, "from": "masteronly",
+                                                     "to": "masteronly depth 8", "separated": True}
+    assert one.nodes[-2:] == [8192, 16384]                   # 4 points per rank along some axis
+    assert all(math.isnan(t) for t in deep.time_s[-2:]) and math.isfinite(one.time_s[-1])
+    fast = {s.label: s for s in pj.project(deep_inputs(1e-9, 1e13), "jacobi", shape, (128,) * 3,
+                                           "strong", max_nodes=4096, samples=10)}
+    one, deep = fast["masteronly"], fast["masteronly depth 8"]
+    assert all(d > o for o, d in zip(one.time_s[1:], deep.time_s[1:]))
+
+
 def test_factors_follow_the_grid():
     assert pj.factor3(8, (100, 100, 100)) == (2, 2, 2)
     assert pj.factor3(2, (10, 10, 40)) == (1, 1, 2)
@@ -142,6 +221,26 @@ def test_self_consistency_against_recorded_measurements(tmp_path, name):
         assert abs(c.error) <= pj.SELF_CONSISTENCY_LIMIT, (c.kernel, c.label, c.measured, c.predicted)
     if name == "study-emulated-2x1":
         assert inputs.inter.rate == pytest.approx(1e9 / 8) and inputs.inter.burst == 125000
+
+
+def test_self_consistency_of_the_recorded_temporal_blocking(tmp_path, capsys):
+    """The depth step's runs (halo depth 2, 4, 8, exchanged every h
+    iterations) are projected as their own series and predicted within 15 %,
+    as the one-sweep runs; their depth-1 run is the solve step's twin and is
+    not counted twice."""
+    d = recorded(tmp_path, "study-2x1-depth")
+    checks = pj.self_consistency(pj.load_inputs(d))
+    labels = {c.label for c in checks}
+    assert {"pure MPI depth 2", "pure MPI depth 4", "pure MPI depth 8"} <= labels
+    assert len(labels) == len(checks)
+    for c in checks:
+        assert abs(c.error) <= pj.SELF_CONSISTENCY_LIMIT, (c.label, c.measured, c.predicted)
+    assert cli.main(["project", str(d), "--max-nodes", "64", "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)["results"][0]
+    assert {c["halo_depth"] for c in doc["parameters"]["costs"]} == {1, 2, 4, 8}
+    strong = next(p for p in doc["projections"] if p["scaling"] == "strong")
+    assert "pure MPI depth 8" in {s["scheme"] for s in strong["series"]}
+    assert any("deep-halo series (depth 2, 4, 8)" in n for n in doc["limits"])
 
 
 def test_the_emulated_link_without_its_bucket_misses(tmp_path):

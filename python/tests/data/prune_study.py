@@ -2,8 +2,8 @@
 
     python prune_study.py SRC DST
 
-Keeps study.json whole, and of results.jsonl the ping-pong (beff), internode
-and solve records with their point lines (n_results recounted); drops the
+Keeps study.json whole, and of results.jsonl the ping-pong (beff), internode,
+solve and depth (temporal blocking) records with their point lines (n_results recounted); drops the
 b_eff patterns, raw/ and the traces. The numbers kept are untouched.
 """
 
@@ -12,7 +12,8 @@ import shutil
 import sys
 from pathlib import Path
 
-KEEP = {("beff", "pingpong"), ("internode", "point"), ("internode", "summary"), ("solve", "solve")}
+KEEP = {("beff", "pingpong"), ("internode", "point"), ("internode", "summary"), ("solve", "solve"),
+        ("depth", "solve")}
 
 
 def main(src: Path, dst: Path) -> None:
