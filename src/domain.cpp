@@ -321,18 +321,11 @@ struct Domain::Impl {
     const int n = cfg.threads;
     const Box box = local.box();
     FailureSlot slot;
-    detail::ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-    {
-      const int t = omp_get_thread_num();
-      errors.run([&] {
-        detail::require_threads(n);
-        PhaseTimer pt(timers[t], Phase::ComputeBoundary);
-        const Box part = split_box_part(box, n, t);
-        slot.guard(part, t, [&] { update(part, t); });
-      });
-    }
-    errors.rethrow();
+    detail::on_threads(n, [&](int t) {
+      PhaseTimer pt(timers[t], Phase::ComputeBoundary);
+      const Box part = split_box_part(box, n, t);
+      slot.guard(part, t, [&] { update(part, t); });
+    });
     return failure(slot);
   }
 
@@ -434,58 +427,51 @@ struct Domain::Impl {
     const int y0 = region[0].lo[1];
     const int y_end = region[0].hi[1] + (sweeps - 1) * r;  // last row of the last sweep, shifted
     const int tiles = (y_end - y0 + tile - 1) / tile;
-    detail::ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-    {
-      const int th = omp_get_thread_num();
-      errors.run([&] {
-        detail::require_threads(n);
-        // Barrier waits count as this computation: the rows of a step are
-        // shared evenly, so they are short.
-        PhaseTimer pt(timers[th], Phase::ComputeBoundary);
-        std::vector<int> row_lo(static_cast<std::size_t>(sweeps)), row_hi(row_lo.size());
-        for (int J = 0; J < tiles; ++J) {
+    detail::on_threads(n, [&](int th) {
+      // Barrier waits count as this computation: the rows of a step are
+      // shared evenly, so they are short.
+      PhaseTimer pt(timers[th], Phase::ComputeBoundary);
+      std::vector<int> row_lo(static_cast<std::size_t>(sweeps)), row_hi(row_lo.size());
+      for (int J = 0; J < tiles; ++J) {
+        for (int t = 0; t < sweeps; ++t) {
+          row_lo[t] = std::max(region[t].lo[1], y0 + J * tile - t * r);
+          row_hi[t] = std::min(region[t].hi[1], y0 + (J + 1) * tile - t * r);
+        }
+        for (int w = w_lo; w <= w_hi; ++w) {
+          // Rows of this step: every sweep's plane, one after the other.
+          long long total = 0;
           for (int t = 0; t < sweeps; ++t) {
-            row_lo[t] = std::max(region[t].lo[1], y0 + J * tile - t * r);
-            row_hi[t] = std::min(region[t].hi[1], y0 + (J + 1) * tile - t * r);
+            const int k = w - lag * t;
+            if (k >= region[t].lo[2] && k < region[t].hi[2] && row_hi[t] > row_lo[t])
+              total += row_hi[t] - row_lo[t];
           }
-          for (int w = w_lo; w <= w_hi; ++w) {
-            // Rows of this step: every sweep's plane, one after the other.
-            long long total = 0;
-            for (int t = 0; t < sweeps; ++t) {
-              const int k = w - lag * t;
-              if (k >= region[t].lo[2] && k < region[t].hi[2] && row_hi[t] > row_lo[t])
-                total += row_hi[t] - row_lo[t];
+          if (total == 0) continue;  // the same on every thread: no barrier skipped by some
+          const long long first = total * th / n, last = total * (th + 1) / n;
+          long long row = 0;
+          for (int t = 0; t < sweeps && row < last; ++t) {
+            const int k = w - lag * t;
+            const Box& g = region[t];
+            if (k < g.lo[2] || k >= g.hi[2] || row_hi[t] <= row_lo[t]) continue;
+            const int rows = row_hi[t] - row_lo[t];
+            const long long from = std::max(first, row), to = std::min(last, row + rows);
+            if (from < to) {
+              Box box = g;
+              box.lo[1] = row_lo[t] + static_cast<int>(from - row);
+              box.hi[1] = row_lo[t] + static_cast<int>(to - row);
+              box.lo[2] = k;
+              box.hi[2] = k + 1;
+              const Field& src = t % 2 == 0 ? *a : *b;
+              Field& dst = t % 2 == 0 ? *b : *a;
+              slot.guard(box, th, [&] { update(src, dst, box, th); });
             }
-            if (total == 0) continue;  // the same on every thread: no barrier skipped by some
-            const long long first = total * th / n, last = total * (th + 1) / n;
-            long long row = 0;
-            for (int t = 0; t < sweeps && row < last; ++t) {
-              const int k = w - lag * t;
-              const Box& g = region[t];
-              if (k < g.lo[2] || k >= g.hi[2] || row_hi[t] <= row_lo[t]) continue;
-              const int rows = row_hi[t] - row_lo[t];
-              const long long from = std::max(first, row), to = std::min(last, row + rows);
-              if (from < to) {
-                Box box = g;
-                box.lo[1] = row_lo[t] + static_cast<int>(from - row);
-                box.hi[1] = row_lo[t] + static_cast<int>(to - row);
-                box.lo[2] = k;
-                box.hi[2] = k + 1;
-                const Field& src = t % 2 == 0 ? *a : *b;
-                Field& dst = t % 2 == 0 ? *b : *a;
-                slot.guard(box, th, [&] { update(src, dst, box, th); });
-              }
-              row += rows;
-            }
-            if (n > 1) {
+            row += rows;
+          }
+          if (n > 1) {
 #pragma omp barrier
-            }
           }
         }
-      });
-    }
-    errors.rethrow();
+      }
+    });
   }
 
   double partial_sum() const {

@@ -29,38 +29,32 @@ class Adaptive final : public Scheme {
     // but not so many that taking a tile costs more than computing it.
     const int tiles = std::clamp(regions.interior.extent(2), 4 * n, 32 * n);
     std::atomic<int> next{0};
-    detail::ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-    {
-      const int t = omp_get_thread_num();
-      ThreadTimes& tm = timers[t];
-      errors.run([&] {
-        detail::require_threads(n);
-        bool exchanged = t != 0;
-        if (t == 0) plan.begin(fields, &tm);
-        for (;;) {
-          if (!exchanged) {
-            bool done;
-            {
-              PhaseTimer c(tm, Phase::Comm);
-              done = plan.test_all();
+    detail::on_threads(
+        n, true,
+        [&](int t) {
+          ThreadTimes& tm = timers[t];
+          bool exchanged = t != 0;
+          if (t == 0) plan.begin(fields, &tm);
+          for (;;) {
+            if (!exchanged) {
+              bool done;
+              {
+                PhaseTimer c(tm, Phase::Comm);
+                done = plan.test_all();
+              }
+              if (done) {
+                plan.end(fields, &tm);  // requests already complete: unpacks
+                exchanged = true;
+              }
             }
-            if (done) {
-              plan.end(fields, &tm);  // requests already complete: unpacks
-              exchanged = true;
-            }
+            const int tile = next.fetch_add(1, std::memory_order_relaxed);
+            if (tile >= tiles) break;
+            PhaseTimer pt(tm, Phase::ComputeInterior);
+            compute(split_box_part(regions.interior, tiles, tile), t);
           }
-          const int tile = next.fetch_add(1, std::memory_order_relaxed);
-          if (tile >= tiles) break;
-          PhaseTimer pt(tm, Phase::ComputeInterior);
-          compute(split_box_part(regions.interior, tiles, tile), t);
-        }
-        if (!exchanged) plan.end(fields, &tm);
-      });
-#pragma omp barrier
-      errors.run([&] { detail::compute_boundary_part(regions, compute, n, t, t, tm); });
-    }
-    errors.rethrow();
+          if (!exchanged) plan.end(fields, &tm);
+        },
+        [&](int t) { detail::compute_boundary_part(regions, compute, n, t, t, timers[t]); });
   }
 };
 

@@ -22,9 +22,7 @@ class Masteronly final : public Scheme {
              const BoxFn& compute, Timers& timers) override {
     plan.begin(fields, &timers[0]);
     plan.end(fields, &timers[0]);
-    detail::ErrorSlot errors;
-    detail::compute_all_threads(regions, compute, timers, errors);
-    errors.rethrow();
+    detail::compute_all_threads(regions, compute, timers);
   }
 };
 

@@ -22,21 +22,13 @@ class MasteronlyThreaded final : public Scheme {
   void sweep(ExchangePlan& plan, const FieldList& fields, const SweepRegions& regions,
              const BoxFn& compute, Timers& timers) override {
     const int n = static_cast<int>(timers.size());
-    detail::ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-    {
-      const int t = omp_get_thread_num();
-      errors.run([&] {
-        detail::require_threads(n);
-        // Message i belongs to thread i mod n.
-        auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % n) == t; };
-        detail::start_owned(plan, fields, timers[t], mine);
-        detail::finish_owned(plan, fields, timers[t], mine);
-      });
-    }
-    errors.rethrow();
-    detail::compute_all_threads(regions, compute, timers, errors);
-    errors.rethrow();
+    detail::on_threads(n, [&](int t) {
+      // Message i belongs to thread i mod n.
+      auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % n) == t; };
+      detail::start_owned(plan, fields, timers[t], mine);
+      detail::finish_owned(plan, fields, timers[t], mine);
+    });
+    detail::compute_all_threads(regions, compute, timers);
   }
 };
 

@@ -26,49 +26,44 @@ class MultipleOwn final : public Scheme {
              const BoxFn& compute, Timers& timers) override {
     const int n = static_cast<int>(timers.size());
     const int slabs = plan.pieces();  // min(threads, local k planes)
-    detail::ErrorSlot errors;
     // A sweep over a region grown into the halo (temporal blocking) reads
     // halo points of the next slab's pieces (k - 1 and k + 1 at the slab's
     // edge): every thread's receives must be complete before any boundary.
     // A caller that leaves `core` empty means the own box.
     const Box core = regions.core.empty() ? regions.local : regions.core;
     const bool grown = !(regions.local == core);
-#pragma omp parallel num_threads(n)
-    {
-      const int t = omp_get_thread_num();
-      ThreadTimes& tm = timers[t];
-      // The slab of the own box with this thread's pieces; the first and
-      // last slabs reach into a grown region's z halo.
+    // The slab of the own box with thread t's pieces; the first and last
+    // slabs reach into a grown region's z halo.
+    auto slab_of = [&](int t) {
       Box slab = regions.local;
       const Range r = split_range(core.extent(2), slabs, std::min(t, slabs - 1));
       slab.lo[2] = t == 0 ? regions.local.lo[2] : core.lo[2] + r.offset;
       slab.hi[2] = t == slabs - 1 ? regions.local.hi[2] : core.lo[2] + r.offset + r.size;
-      // Own messages: face and edge pieces along z with this slab's index,
-      // and the messages across the z sides by the slabs that touch them.
-      auto own = [&](std::size_t, const FaceMessage& m) {
-        if (m.offset[2] == 0) return m.piece == t;
-        return m.offset[2] < 0 ? t == 0 : t == slabs - 1;
-      };
-      errors.run([&] {
-        detail::require_threads(n);
-        if (t >= slabs) return;
-        detail::start_owned(plan, fields, tm, own);
-        {
-          PhaseTimer pt(tm, Phase::ComputeInterior);
-          compute(intersect(regions.interior, slab), t);
-        }
-        detail::finish_owned(plan, fields, tm, own);
-      });
-      if (grown) {
-#pragma omp barrier
-      }
-      errors.run([&] {
-        if (t >= slabs) return;
-        PhaseTimer pb(tm, Phase::ComputeBoundary);
-        for (const Box& b : regions.boundary) compute(intersect(b, slab), t);
-      });
-    }
-    errors.rethrow();
+      return slab;
+    };
+    detail::on_threads(
+        n, grown,
+        [&](int t) {
+          if (t >= slabs) return;
+          // Own messages: face and edge pieces along z with this slab's index,
+          // and the messages across the z sides by the slabs that touch them.
+          auto own = [&](std::size_t, const FaceMessage& m) {
+            if (m.offset[2] == 0) return m.piece == t;
+            return m.offset[2] < 0 ? t == 0 : t == slabs - 1;
+          };
+          detail::start_owned(plan, fields, timers[t], own);
+          {
+            PhaseTimer pt(timers[t], Phase::ComputeInterior);
+            compute(intersect(regions.interior, slab_of(t)), t);
+          }
+          detail::finish_owned(plan, fields, timers[t], own);
+        },
+        [&](int t) {
+          if (t >= slabs) return;
+          PhaseTimer pb(timers[t], Phase::ComputeBoundary);
+          const Box slab = slab_of(t);
+          for (const Box& b : regions.boundary) compute(intersect(b, slab), t);
+        });
   }
 
  private:

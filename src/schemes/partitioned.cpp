@@ -62,59 +62,53 @@ class Partitioned final : public Scheme {
       }
     }
     const auto& msgs = plan.messages();
-    detail::ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-    {
-      const int t = omp_get_thread_num();
-      ThreadTimes& tm = timers[t];
-      errors.run([&] {
-        detail::require_threads(n);
-        for (std::size_t i = 0; i < msgs.size(); ++i) {
-          {
-            PhaseTimer p(tm, Phase::Pack);
-            ExchangePlan::pack_box(split_box_part(msgs[i].send_box, n, t), fields,
-                                   faces_[i].send.data() + t * faces_[i].count);
-          }
-          PhaseTimer c(tm, Phase::Comm);
-          HYMPI_CHECK_MPI(MPI_Pready(t, send_reqs_[i]));
-        }
-        {
-          PhaseTimer pt(tm, Phase::ComputeInterior);
-          compute(split_box_part(regions.interior, n, t), t);
-        }
-        // This thread's part of every incoming face, unpacked as it lands.
-        std::vector<char> done(msgs.size(), 0);
-        for (std::size_t left = msgs.size(); left > 0;)
+    // A failure skips the final wait: a thread that failed before its
+    // MPI_Pready would leave it waiting for ever.
+    detail::on_threads(
+        n, true,
+        [&](int t) {
+          ThreadTimes& tm = timers[t];
           for (std::size_t i = 0; i < msgs.size(); ++i) {
-            if (done[i]) continue;
-            int arrived = 0;
             {
-              PhaseTimer c(tm, Phase::Comm);
-              HYMPI_CHECK_MPI(MPI_Parrived(recv_reqs_[i], t, &arrived));
+              PhaseTimer p(tm, Phase::Pack);
+              ExchangePlan::pack_box(split_box_part(msgs[i].send_box, n, t), fields,
+                                     faces_[i].send.data() + t * faces_[i].count);
             }
-            if (!arrived) continue;
-            PhaseTimer u(tm, Phase::Unpack);
-            ExchangePlan::unpack_box(split_box_part(msgs[i].recv_box, n, t), fields,
-                                     faces_[i].recv.data() + t * faces_[i].count);
-            done[i] = 1;
-            --left;
+            PhaseTimer c(tm, Phase::Comm);
+            HYMPI_CHECK_MPI(MPI_Pready(t, send_reqs_[i]));
           }
-      });
-#pragma omp barrier
-      errors.run([&] { detail::compute_boundary_part(regions, compute, n, t, t, tm); });
+          {
+            PhaseTimer pt(tm, Phase::ComputeInterior);
+            compute(split_box_part(regions.interior, n, t), t);
+          }
+          // This thread's part of every incoming face, unpacked as it lands.
+          std::vector<char> done(msgs.size(), 0);
+          for (std::size_t left = msgs.size(); left > 0;)
+            for (std::size_t i = 0; i < msgs.size(); ++i) {
+              if (done[i]) continue;
+              int arrived = 0;
+              {
+                PhaseTimer c(tm, Phase::Comm);
+                HYMPI_CHECK_MPI(MPI_Parrived(recv_reqs_[i], t, &arrived));
+              }
+              if (!arrived) continue;
+              PhaseTimer u(tm, Phase::Unpack);
+              ExchangePlan::unpack_box(split_box_part(msgs[i].recv_box, n, t), fields,
+                                       faces_[i].recv.data() + t * faces_[i].count);
+              done[i] = 1;
+              --left;
+            }
+        },
+        [&](int t) { detail::compute_boundary_part(regions, compute, n, t, t, timers[t]); });
+    // Every partition has arrived; this completes the requests (the sends
+    // too) so that they can be started again.
+    PhaseTimer c(timers[0], Phase::Comm);
+    if (!recv_reqs_.empty()) {
+      HYMPI_CHECK_MPI(
+          MPI_Waitall(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), MPI_STATUSES_IGNORE));
+      HYMPI_CHECK_MPI(
+          MPI_Waitall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), MPI_STATUSES_IGNORE));
     }
-    {
-      // Every partition has arrived; this completes the requests (the sends
-      // too) so that they can be started again.
-      PhaseTimer c(timers[0], Phase::Comm);
-      if (!recv_reqs_.empty()) {
-        HYMPI_CHECK_MPI(
-            MPI_Waitall(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), MPI_STATUSES_IGNORE));
-        HYMPI_CHECK_MPI(
-            MPI_Waitall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), MPI_STATUSES_IGNORE));
-      }
-    }
-    errors.rethrow();
   }
 
  private:

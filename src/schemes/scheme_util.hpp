@@ -41,6 +41,37 @@ inline void require_threads(int wanted) {
                              " threads, the scheme needs " + std::to_string(wanted));
 }
 
+// The library's OpenMP region, in two phases with a barrier between them
+// when `barrier` (the same on every thread): first(t), then second(t), on
+// each of n threads (t: the thread's number), after checking that OpenMP
+// gave n. Every thread reaches the barrier even when its first phase threw;
+// the first exception of any thread is rethrown on the caller's thread
+// after the region. A barrier inside a phase must be reached by every
+// thread, so a phase must not throw before one.
+template <typename First, typename Second>
+void on_threads(int n, bool barrier, First&& first, Second&& second) {
+  ErrorSlot errors;
+#pragma omp parallel num_threads(n)
+  {
+    const int t = omp_get_thread_num();
+    errors.run([&] {
+      require_threads(n);
+      first(t);
+    });
+    if (barrier) {
+#pragma omp barrier
+    }
+    errors.run([&] { second(t); });
+  }
+  errors.rethrow();
+}
+
+// The same region in one phase: body(t) on each of n threads.
+template <typename Body>
+void on_threads(int n, Body&& body) {
+  on_threads(n, false, body, [](int) {});
+}
+
 // A thread's share of the exchange, for schemes where several threads call
 // MPI (MPI_THREAD_MULTIPLE): owns(index, message) says which messages are
 // this thread's. start_owned posts their receives, packs and sends them;
@@ -92,21 +123,15 @@ inline void compute_boundary_part(const SweepRegions& r, const BoxFn& compute, i
 
 // The compute phase of the non-overlapping schemes: all threads share the
 // interior, then the boundary (timed apart so the model sees both).
-inline void compute_all_threads(const SweepRegions& r, const BoxFn& compute, Timers& timers,
-                                ErrorSlot& errors) {
+inline void compute_all_threads(const SweepRegions& r, const BoxFn& compute, Timers& timers) {
   const int n = static_cast<int>(timers.size());
-#pragma omp parallel num_threads(n)
-  {
-    const int t = omp_get_thread_num();
-    errors.run([&] {
-      require_threads(n);
-      {
-        PhaseTimer pt(timers[t], Phase::ComputeInterior);
-        compute(split_box_part(r.interior, n, t), t);
-      }
-      compute_boundary_part(r, compute, n, t, t, timers[t]);
-    });
-  }
+  on_threads(n, [&](int t) {
+    {
+      PhaseTimer pt(timers[t], Phase::ComputeInterior);
+      compute(split_box_part(r.interior, n, t), t);
+    }
+    compute_boundary_part(r, compute, n, t, t, timers[t]);
+  });
 }
 
 // The sweep of the schemes with a fixed reservation (funneled, multiple): in
@@ -116,23 +141,17 @@ template <typename Communicate>
 void reserved_sweep(const SweepRegions& r, const BoxFn& compute, Timers& timers, int m,
                     Communicate&& communicate) {
   const int n = static_cast<int>(timers.size());
-  ErrorSlot errors;
-#pragma omp parallel num_threads(n)
-  {
-    const int t = omp_get_thread_num();
-    errors.run([&] {
-      require_threads(n);
-      if (t < m) {
-        communicate(t);
-      } else {
-        PhaseTimer pt(timers[t], Phase::ComputeInterior);
-        compute(split_box_part(r.interior, n - m, t - m), t);
-      }
-    });
-#pragma omp barrier
-    errors.run([&] { compute_boundary_part(r, compute, n, t, t, timers[t]); });
-  }
-  errors.rethrow();
+  on_threads(
+      n, true,
+      [&](int t) {
+        if (t < m) {
+          communicate(t);
+        } else {
+          PhaseTimer pt(timers[t], Phase::ComputeInterior);
+          compute(split_box_part(r.interior, n - m, t - m), t);
+        }
+      },
+      [&](int t) { compute_boundary_part(r, compute, n, t, t, timers[t]); });
 }
 
 }  // namespace detail

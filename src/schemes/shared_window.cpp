@@ -84,9 +84,7 @@ class SharedWindow final : public Scheme {
       return;
     }
     communicate(0);
-    detail::ErrorSlot errors;
-    detail::compute_all_threads(regions, compute, timers, errors);
-    errors.rethrow();
+    detail::compute_all_threads(regions, compute, timers);
   }
 
  private:
