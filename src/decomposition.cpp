@@ -45,17 +45,19 @@ LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3
   return d;
 }
 
-Box interior_box(const LocalDomain& d, int halo) {
+Box grown_box(const LocalDomain& d, int layers) {
   Box b = d.box();
   for (int dir = 0; dir < kDirections; ++dir) {
     if (!d.has_neighbour(dir)) continue;
     const int a = dir_axis(dir);
     if (dir_side(dir) == 0)
-      b.lo[a] = std::min(b.lo[a] + halo, b.hi[a]);
+      b.lo[a] = std::min(b.lo[a] - layers, b.hi[a]);
     else
-      b.hi[a] = std::max(b.hi[a] - halo, b.lo[a]);
+      b.hi[a] = std::max(b.hi[a] + layers, b.lo[a]);
   }
   return b;
 }
+
+Box interior_box(const LocalDomain& d, int halo) { return grown_box(d, -halo); }
 
 }  // namespace hympi

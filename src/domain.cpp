@@ -334,24 +334,11 @@ struct Domain::Impl {
   SweepRegions grown_regions(int grow) const {
     SweepRegions r;
     r.core = local.box();
-    r.local = grown_box(grow);
+    r.local = grown_box(local, grow);
     r.interior = interior_box(local, cfg.halo);
     r.boundary = subtract(r.local, r.interior);
     return r;
   }
-  Box grown_box(int grow) const {
-    Box b = local.box();
-    for (int dir = 0; dir < kDirections; ++dir) {
-      if (!local.has_neighbour(dir)) continue;
-      const int a = dir_axis(dir);
-      if (dir_side(dir) == 0)
-        b.lo[a] -= grow;
-      else
-        b.hi[a] += grow;
-    }
-    return b;
-  }
-
   std::string sweep_block(Field*& in, Field*& out, int count, const PairBoxFn& update) {
     check_fields({in, out});
     if (in == out || in->data() == out->data())
@@ -414,7 +401,7 @@ struct Domain::Impl {
     std::vector<Box> region(static_cast<std::size_t>(sweeps));
     int w_lo = 0, w_hi = 0;
     for (int t = 0; t < sweeps; ++t) {
-      region[t] = grown_box((sweeps - 1 - t) * r);
+      region[t] = grown_box(local, (sweeps - 1 - t) * r);
       const int lo = region[t].lo[2] + lag * t, hi = region[t].hi[2] - 1 + lag * t;
       w_lo = t == 0 ? lo : std::min(w_lo, lo);
       w_hi = t == 0 ? hi : std::max(w_hi, hi);

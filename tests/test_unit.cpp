@@ -86,6 +86,23 @@ TEST(Boxes, EmptyInteriorWhenLocalBoxIsThin) {
   expect_partition(outer, parts);
 }
 
+TEST(Boxes, GrownAndInteriorMoveOnlyNeighbourSides) {
+  // A 4x6x8 box with neighbours below in x and above in z only.
+  LocalDomain d;
+  d.size = {4, 6, 8};
+  d.neighbour.fill(MPI_PROC_NULL);
+  d.neighbour[0] = 1;  // x lower
+  d.neighbour[5] = 2;  // z upper
+  const Box grown = grown_box(d, 2);  // a deep-halo sweep's region
+  EXPECT_EQ(grown.lo, (std::array<int, 3>{-2, 0, 0}));
+  EXPECT_EQ(grown.hi, (std::array<int, 3>{4, 6, 10}));
+  const Box inner = interior_box(d, 1);
+  EXPECT_EQ(inner.lo, (std::array<int, 3>{1, 0, 0}));
+  EXPECT_EQ(inner.hi, (std::array<int, 3>{4, 6, 7}));
+  EXPECT_TRUE(interior_box(d, 5).empty());  // shrunk past the x extent: empty, not negative
+  EXPECT_EQ(interior_box(d, 5).hi[0], interior_box(d, 5).lo[0]);
+}
+
 TEST(Grid, NodeAwareBlockCutsFewestInterNodeFaces) {
   // 2 nodes x 4 ranks on a cube: the node boundary is one plane, and each
   // node holds a compact 2x2x1-like block.

@@ -47,6 +47,11 @@ inline int offset_index(const std::array<int, 3>& o) {
 LocalDomain decompose(const std::array<int, 3>& global, const std::array<bool, 3>& periodic,
                       const ProcessGrid& grid);
 
+// The own box moved by `layers` on every side that has a neighbour:
+// outwards into the halo when positive (the region a deep-halo sweep
+// computes), inwards when negative, never past empty.
+Box grown_box(const LocalDomain& d, int layers);
+
 // The interior: points whose stencil needs no halo value that arrives by
 // message (the box shrunk by `halo` on every side that has a neighbour).
 Box interior_box(const LocalDomain& d, int halo = 1);
