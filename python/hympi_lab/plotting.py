@@ -295,7 +295,9 @@ def projection(doc: dict, outputs: Sequence[str]) -> None:
             # Efficiency is T_best(1) / (T(N) [x N]): the time band maps onto it inversely.
             with np.errstate(invalid="ignore", divide="ignore"):
                 e_hi, e_lo = eff * t / lo, eff * t / hi
-            ax.plot(nodes, eff, marker=".", color=f"C{i % 10}", label=s["scheme"])
+            # Past ten series the colours repeat: a dashed line tells them apart.
+            ax.plot(nodes, eff, marker=".", color=f"C{i % 10}", linestyle=("-", "--", ":")[i // 10 % 3],
+                    label=s["scheme"])
             ax.fill_between(nodes, e_lo, e_hi, color=f"C{i % 10}", alpha=0.15, linewidth=0)
         for x in p["crossovers"]:
             ax.axvline(x["nodes"], color="0.5", linestyle=":", linewidth=0.8)

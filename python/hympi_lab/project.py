@@ -112,6 +112,14 @@ class Cost:
     periodic: bool
     nodes: int
     depth: int = 1          # halo depth: one exchange every `depth` iterations
+    # Exchanges per sweep the run made: 1/depth in the steady state, more
+    # when its sweeps were not a multiple of the depth (a short last block).
+    # 0: the steady state (what a projection assumes).
+    exchanges_per_sweep: float = 0.0
+
+    @property
+    def exchange_share(self) -> float:
+        return self.exchanges_per_sweep or 1.0 / self.depth
 
     @property
     def ranks_per_node(self) -> int:
@@ -188,13 +196,13 @@ def load_inputs(outdir: Path) -> Inputs:
                            "(k communicating CPUs reach k times one's bandwidth)")
 
     solve = [r for r in records if r["step"] == "solve" and r["result"].get("kind") == "solve"]
-    if not solve:
-        raise InputError(f"{outdir}: no solve runs in the study, so no kernel costs: run its solve "
-                         f"step (hympi-lab study --resume {outdir})")
     # The depth step's runs deeper than 1 (its depth-1 run repeats the solve
     # step's masteronly one).
     deep = [r for r in records if r["step"] == "depth" and r["result"].get("kind") == "solve"
             and int(r["result"].get("halo_depth") or 1) > 1]
+    if not solve and not deep:
+        raise InputError(f"{outdir}: no solve runs in the study, so no kernel costs: run its solve "
+                         f"step (hympi-lab study --resume {outdir})")
     costs: dict[str, list[Cost]] = {}
     for r in solve + deep:
         meta = status.get(r["point"], {}).get("meta", {})
@@ -308,7 +316,7 @@ def _cost(record: dict[str, Any], meta: dict[str, Any]) -> Optional[Cost]:
     return Cost(rec["kernel"], scheme, int(rec.get("reserved", 0)) if scheme == "multiple" else 0,
                 int(rec["threads"]), interior_s, non_overlap_s, pack_per_byte, sigma, sweeps,
                 median / iters, float(t["min"]) / iters, float(t["max"]) / iters, grid, pgrid, block,
-                bool(rec.get("periodic")), nodes, depth)
+                bool(rec.get("periodic")), nodes, depth, exchanges / n_sweeps if depth > 1 else 0.0)
 
 
 # --- geometry ---------------------------------------------------------------------------
@@ -477,16 +485,18 @@ def sweep_time(cost: Cost, shape: Shape, geo: RankGeometry, inputs: Inputs, inte
     exchange per sweep, or with deep halos (depth h) one per h sweeps, whose
     cost each sweep carries a 1/h share of."""
     n, m, s, h = shape.threads, cost.m, cost.scheme, cost.depth
+    per_sweep = cost.exchange_share  # exchanges per sweep: 1, or 1/h with deep halos
     w_ov = scale * cost.interior_s * (geo.points - geo.boundary_points)
     w_non = scale * (cost.interior_s * geo.boundary_points + cost.non_overlap_s * geo.computed_points)
-    pack = scale * cost.pack_s_per_byte * (geo.bytes_inter + geo.bytes_intra) / h
-    # Between two exchanges the link rests for about h sweeps' computation.
-    idle = h * (w_non + w_ov) / max(1, n)
+    pack = scale * cost.pack_s_per_byte * (geo.bytes_inter + geo.bytes_intra) * per_sweep
+    # Between two exchanges the link rests for about 1/per_sweep sweeps'
+    # computation (a pure-MPI rank computes alone).
+    idle = (w_non + w_ov) / per_sweep / (1 if s == "pure-mpi" else max(1, n))
     if h > 1 and s not in DEEP_HALO_SCHEMES:
         raise InputError(f"no projection model for scheme {s!r} with halo depth {h}")
 
     def exchange(k: int, streams: int = 1, pieces: int = 1, intra_cost: float = 1.0) -> float:
-        return comm_time(geo, inputs, inter, intra, k, streams, pieces, intra_cost, idle) / h
+        return comm_time(geo, inputs, inter, intra, k, streams, pieces, intra_cost, idle) * per_sweep
 
     if s == "pure-mpi":
         return exchange(shape.cores, 1, 1) + pack + w_non + w_ov
@@ -599,7 +609,9 @@ def project(inputs: Inputs, kernel: str, shape: Shape, grid: Sequence[int], scal
     """Time per iteration over node counts, one series per scheme run measured
     for `kernel`. Weak scaling: every node keeps `grid`'s points (the grid
     grows along its node grid); strong: `grid` is the whole problem."""
-    costs = [c for c in inputs.costs.get(kernel, []) if runs_on(c, shape)]
+    # The steady state: a deep halo exchanges once per h sweeps.
+    costs = [replace(c, exchanges_per_sweep=0.0) for c in inputs.costs.get(kernel, [])
+             if runs_on(c, shape)]
     counts = node_counts(max_nodes)
     rng = np.random.default_rng(seed)
     draws = [(inputs.inter.sample(rng), inputs.intra.sample(rng), rng.standard_normal())
@@ -616,8 +628,9 @@ def project(inputs: Inputs, kernel: str, shape: Shape, grid: Sequence[int], scal
             else:
                 g = list(grid)
                 layout = decompose(g, nodes, rpn)
-            # Every rank's box must hold at least one point, `depth` with deep halos.
-            if not all(a // (n * b) >= c.depth for a, n, b in zip(g, *layout)):
+            # Every rank's box must hold at least one point; with deep halos
+            # `depth` points along every divided axis (as hympi solve checks).
+            if not all(a // (n * b) >= (c.depth if n * b > 1 else 1) for a, n, b in zip(g, *layout)):
                 med.append(math.nan), low.append(math.nan), high.append(math.nan)
                 continue
             base = iteration_time(c, shape, g, nodes, inputs, layout=layout)

@@ -796,10 +796,11 @@ def _depth_section(page: Page, study: Study) -> None:
     else:
         page.p("No depth beat depth 1 here (the grid per rank may already sit in cache, or the "
                "run is too short to tell).")
-    page.p("Section 12 carries these runs to more nodes as their own series (masteronly depth h): "
-           "on one machine the gain is fewer passes over memory; across nodes a deeper halo also "
-           "divides the start-ups per iteration by h (26 messages instead of 6 past depth 1, so "
-           "from h = 5), and pays for the halo points each block recomputes.")
+    page.p("Section 12 carries these runs to more nodes as their own series (masteronly depth h, "
+           "or pure MPI depth h with one thread per rank): on one machine the gain is fewer passes "
+           "over memory; across nodes a deeper halo also divides the start-ups per iteration by h "
+           "(an inner rank of a 3-D split sends 26 messages instead of 6 past depth 1, so fewer "
+           "from h = 5 on), and pays for the halo points each block recomputes.")
 
 
 def _projection_section(page: Page, outdir: Path, plotting: Any) -> None:

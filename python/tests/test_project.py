@@ -243,6 +243,49 @@ def test_self_consistency_of_the_recorded_temporal_blocking(tmp_path, capsys):
     assert any("deep-halo series (depth 2, 4, 8)" in n for n in doc["limits"])
 
 
+def test_a_short_last_block_is_costed_as_measured(tmp_path):
+    """20 iterations at depth 8 made 3 exchanges, not 2.5: the self-consistency
+    check costs the run's own exchanges; the projection the steady state
+    (one per 8 sweeps). With a slow link that half exchange is what the
+    check would otherwise miss."""
+    inputs = pj.load_inputs(recorded(tmp_path, "study-2x1-depth"))
+    deep = next(c for c in inputs.costs["jacobi"] if c.depth == 8)
+    assert deep.exchanges_per_sweep == pytest.approx(3 / 20) and deep.exchange_share == pytest.approx(0.15)
+    slow = pj.Link(500e-6, 1e8, 0.0, 0.0, "slow")
+    inputs = dataclasses.replace(inputs, inter=slow, intra=slow)
+    shape = pj.Shape(1, 1, 1)
+    layout = (deep.node_grid, deep.node_block)
+    measured_blocks = pj.iteration_time(deep, shape, deep.grid, deep.nodes, inputs, layout=layout)
+    steady = pj.iteration_time(dataclasses.replace(deep, exchanges_per_sweep=0.0), shape, deep.grid,
+                               deep.nodes, inputs, layout=layout)
+    geo = pj.worst_rank(deep.grid, deep.node_grid, deep.node_block, False, 8)
+    exchange = geo.msgs_inter * slow.t_lat + geo.bytes_inter / slow.b_inf   # and its packing:
+    exchange += deep.pack_s_per_byte * geo.bytes_inter
+    assert measured_blocks - steady == pytest.approx((3 / 20 - 1 / 8) * exchange, rel=1e-9)
+    series = pj.project(inputs, "jacobi", shape, deep.grid, "weak", max_nodes=1, samples=10)
+    assert next(s for s in series if s.label == "pure MPI depth 8").time_s[0] == pytest.approx(
+        pj.iteration_time(dataclasses.replace(deep, exchanges_per_sweep=0.0), shape, deep.grid, 1, inputs,
+                          layout=((1, 1, 1), (1, 1, 1))))
+
+
+def test_a_deep_halo_needs_depth_points_only_along_divided_axes():
+    """As hympi solve: 512x512x4 split over 2x2x1 nodes runs at depth 8 (z is
+    not divided, so its 4 planes need no halo)."""
+    series = pj.project(deep_inputs(2e-6, 1e10), "jacobi", pj.Shape(4, 1, 4), (512, 512, 4), "strong",
+                        max_nodes=4, samples=10)
+    deep = next(s for s in series if s.label == "masteronly depth 8")
+    assert all(math.isfinite(t) for t in deep.time_s)
+
+
+def test_a_study_of_the_depth_step_alone_is_projected(tmp_path):
+    d = recorded(tmp_path, "study-2x1-depth")
+    results = d / "results.jsonl"
+    results.write_text("\n".join(ln for ln in results.read_text().splitlines()
+                                  if json.loads(ln).get("step") != "solve") + "\n")
+    costs = pj.load_inputs(d).costs["jacobi"]
+    assert sorted(c.depth for c in costs) == [2, 4, 8]
+
+
 def test_the_emulated_link_without_its_bucket_misses(tmp_path):
     """The check can fail: costing the emulated cluster's exchange with the
     plain ping-pong line (no token bucket) overestimates it by about a third."""
