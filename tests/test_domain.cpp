@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -288,6 +289,41 @@ void bad_input(Tally& tally, const SchemeEntry& scheme, int threads) {
   tally.check(threw, "an unwritable report path is an OutputError on every rank");
 }
 
+// OpenMP gives a sweep fewer threads than the domain was built for (here:
+// nested parallelism off, as inside a user's parallel region): the sweep
+// fails with the scheme's message on every rank, without a hang, and the
+// next sweep with the threads back runs and exchanges correctly. For
+// partitioned this means its persistent requests were completed.
+void thread_shortfall(Tally& tally, const SchemeEntry& scheme, int threads) {
+  DomainConfig c;
+  c.grid = {12, 10, 9};
+  c.scheme = &scheme;
+  c.threads = threads;
+  std::unique_ptr<Domain> made;
+  try {
+    made = std::make_unique<Domain>(MPI_COMM_WORLD, c);
+  } catch (const UsageError&) {  // the same on every rank (shared-window on 1 rank per node)
+    ++tally.skipped;
+    return;
+  }
+  Domain& d = *made;
+  Field u = d.make_field();
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(0);
+  std::string message;
+  try {
+    d.sweep({&u}, [](const Box&, int) {});
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  omp_set_max_active_levels(levels);
+  tally.check(message.find("OpenMP gave 1 threads, the scheme needs " + std::to_string(threads)) !=
+                  std::string::npos,
+              scheme.info.name + ": a sweep on too few threads fails on every rank: '" + message + "'");
+  const double after = d.sweep_sum({&u}, [&](const Box& box, int) { return 1.0 * box.points(); });
+  tally.check(after == 12.0 * 10 * 9, scheme.info.name + ": the next sweep runs");
+}
+
 // --abort: the default policy. The last rank's update throws in the second
 // sweep; the others go on to a third and a barrier, which would wait for it
 // forever: the job must end (ctest checks the line and that it ends within its timeout).
@@ -365,6 +401,11 @@ int main(int argc, char** argv) {
         }
       }
     bad_input(tally, pure_mpi_scheme(), threads);
+    if (threads > 1)
+      for (const auto& scheme : scheme_registry())
+        if (provided >= scheme.info.thread_level && scheme.info.unavailable.empty() &&
+            threads >= scheme.info.min_threads)
+          thread_shortfall(tally, scheme, threads);
   } catch (const std::exception& e) {
     std::printf("rank %d: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

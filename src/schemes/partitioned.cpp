@@ -62,9 +62,10 @@ class Partitioned final : public Scheme {
       }
     }
     const auto& msgs = plan.messages();
-    // A failure skips the final wait: a thread that failed before its
-    // MPI_Pready would leave it waiting for ever.
-    detail::on_threads(
+    // Messages whose partition t each thread has marked ready.
+    std::vector<std::size_t> readied(static_cast<std::size_t>(n), 0);
+    try {
+      detail::on_threads(
         n, true,
         [&](int t) {
           ThreadTimes& tm = timers[t];
@@ -76,6 +77,7 @@ class Partitioned final : public Scheme {
             }
             PhaseTimer c(tm, Phase::Comm);
             HYMPI_CHECK_MPI(MPI_Pready(t, send_reqs_[i]));
+            readied[t] = i + 1;
           }
           {
             PhaseTimer pt(tm, Phase::ComputeInterior);
@@ -100,18 +102,31 @@ class Partitioned final : public Scheme {
             }
         },
         [&](int t) { detail::compute_boundary_part(regions, compute, n, t, t, timers[t]); });
-    // Every partition has arrived; this completes the requests (the sends
-    // too) so that they can be started again.
-    PhaseTimer c(timers[0], Phase::Comm);
-    if (!recv_reqs_.empty()) {
-      HYMPI_CHECK_MPI(
-          MPI_Waitall(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), MPI_STATUSES_IGNORE));
-      HYMPI_CHECK_MPI(
-          MPI_Waitall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), MPI_STATUSES_IGNORE));
+    } catch (...) {
+      // A thread failed (OpenMP gave fewer threads, a failed MPI call), maybe
+      // before marking its partitions ready: mark the rest now, so that the
+      // requests complete here and at the neighbours and can be started
+      // again by the next sweep; the data of this sweep is void.
+      for (int t = 0; t < n; ++t)
+        for (std::size_t i = readied[t]; i < msgs.size(); ++i) MPI_Pready(t, send_reqs_[i]);
+      complete(timers[0]);
+      throw;
     }
+    complete(timers[0]);
   }
 
  private:
+  // Every partition has arrived; this completes the requests (the sends
+  // too) so that they can be started again.
+  void complete(ThreadTimes& times) {
+    PhaseTimer c(times, Phase::Comm);
+    if (recv_reqs_.empty()) return;
+    HYMPI_CHECK_MPI(
+        MPI_Waitall(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), MPI_STATUSES_IGNORE));
+    HYMPI_CHECK_MPI(
+        MPI_Waitall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), MPI_STATUSES_IGNORE));
+  }
+
   struct Face {
     std::size_t count = 0;  // doubles per partition
     std::vector<double> send, recv;
