@@ -458,13 +458,16 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
     # against the same run at depth 1. masteronly on the hybrid layout: every
     # sweep of a block runs in the wavefront on the rank's threads. Depths
     # deeper than grid / ranks could exceed a rank's box and are left out.
+    # Every depth runs the same iterations, a multiple of the deepest, so
+    # that no block is short (each exchange then serves exactly h sweeps).
     if "jacobi" in opts.kernels:
-        jargs = ["solve", "--kernel", "jacobi", "--grid", grid, "--iters", str(lv["iters"]),
+        depths = [h for h in lv["depths"] if h == 1 or h <= lv["grid"] // p]
+        iters = -(-lv["iters"] // max(depths)) * max(depths)
+        jargs = ["solve", "--kernel", "jacobi", "--grid", grid, "--iters", str(iters),
                  "--repeat", str(lv["solve_repeat"]), "--scheme", "masteronly", "--threads", str(n)]
-        for h in lv["depths"]:
-            if h == 1 or h <= lv["grid"] // p:
-                add(f"depth-jacobi-h{h}", "depth", jargs + ["--halo-depth", str(h)] + rpn,
-                    label=f"jacobi --halo-depth {h}", kernel="jacobi", scheme="masteronly", depth=h)
+        for h in depths:
+            add(f"depth-jacobi-h{h}", "depth", jargs + ["--halo-depth", str(h)] + rpn,
+                label=f"jacobi --halo-depth {h}", kernel="jacobi", scheme="masteronly", depth=h)
     if opts.app:
         # The user's program, like a built-in kernel: pure MPI, then every
         # scheme this build offers (every m for those that reserve threads).

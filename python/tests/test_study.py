@@ -445,3 +445,7 @@ def test_depth_points_fit_the_ranks_boxes(level: str, ranks: int, kernels, expec
     for pt in points:
         assert pt.args[pt.args.index("--halo-depth") + 1] == str(pt.meta["depth"])
         assert pt.args[pt.args.index("--scheme") + 1] == "masteronly"
+        # the same iterations at every depth, a multiple of the deepest: no short block
+        iters = int(pt.args[pt.args.index("--iters") + 1])
+        assert iters % max(expected) == 0 and iters >= study.LEVELS[level]["iters"]
+    assert len({pt.args[pt.args.index("--iters") + 1] for pt in points}) <= 1
