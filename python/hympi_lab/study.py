@@ -44,6 +44,8 @@ RAW = "raw"
 # The steps, in the order they run (SYSTEM.md "Benchmarks", issue 7).
 STEPS = ("info", "beff", "cyclic3d", "pack", "internode", "ratio", "overlap", "solve", "depth")
 KERNELS = ("jacobi", "rbgs", "spmv", "cg")
+# The kernels with temporal blocking (hympi solve --halo-depth; spmv matrix-free).
+DEPTH_KERNELS = ("jacobi", "spmv")
 
 # Sizes of each level of detail: chosen so the default study takes about
 # two minutes on a 2-core machine, --quick well under a minute, and --full
@@ -453,21 +455,21 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
                 add(f"solve-{kernel}-{name}", "solve",
                     kargs + ["--scheme", s["name"], "--threads", str(n)] + extra + rpn,
                     trace=True, label=f"{kernel} {name}", kernel=kernel, scheme=s["name"], m=m)
-    # Temporal blocking: jacobi with halos h deep, exchanged every h
+    # Temporal blocking: jacobi and spmv with halos h deep, exchanged every h
     # iterations, the sweeps between cache-blocked (hympi solve --halo-depth),
     # against the same run at depth 1. masteronly on the hybrid layout: every
     # sweep of a block runs in the wavefront on the rank's threads. Depths
     # deeper than grid / ranks could exceed a rank's box and are left out.
     # Every depth runs the same iterations, a multiple of the deepest, so
     # that no block is short (each exchange then serves exactly h sweeps).
-    if "jacobi" in opts.kernels:
-        depths = [h for h in lv["depths"] if h == 1 or h <= lv["grid"] // p]
-        iters = -(-lv["iters"] // max(depths)) * max(depths)
-        jargs = ["solve", "--kernel", "jacobi", "--grid", grid, "--iters", str(iters),
+    depths = [h for h in lv["depths"] if h == 1 or h <= lv["grid"] // p]
+    iters = -(-lv["iters"] // max(depths)) * max(depths)
+    for kernel in (k for k in DEPTH_KERNELS if k in opts.kernels):
+        dargs = ["solve", "--kernel", kernel, "--grid", grid, "--iters", str(iters),
                  "--repeat", str(lv["solve_repeat"]), "--scheme", "masteronly", "--threads", str(n)]
         for h in depths:
-            add(f"depth-jacobi-h{h}", "depth", jargs + ["--halo-depth", str(h)] + rpn,
-                label=f"jacobi --halo-depth {h}", kernel="jacobi", scheme="masteronly", depth=h)
+            add(f"depth-{kernel}-h{h}", "depth", dargs + ["--halo-depth", str(h)] + rpn,
+                label=f"{kernel} --halo-depth {h}", kernel=kernel, scheme="masteronly", depth=h)
     if opts.app:
         # The user's program, like a built-in kernel: pure MPI, then every
         # scheme this build offers (every m for those that reserve threads).
@@ -806,8 +808,9 @@ def check_options(opts: StudyOptions) -> None:
         problems.append(f"--kernels: unknown kernel(s) {', '.join(unknown)} (valid: {', '.join(KERNELS)})")
     if opts.run_timeout_s < 0:
         problems.append("--run-timeout must be >= 0")
-    if opts.steps and set(opts.steps) <= {"depth"} and "jacobi" not in opts.kernels:
-        problems.append("--steps depth runs jacobi only: with these --kernels it has nothing to run")
+    if opts.steps and set(opts.steps) <= {"depth"} and not set(DEPTH_KERNELS) & set(opts.kernels):
+        problems.append("--steps depth runs jacobi and spmv only: with these --kernels it has "
+                        "nothing to run")
     if opts.app:
         problems += app_problems(opts)
         if "solve" not in opts.steps:

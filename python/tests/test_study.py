@@ -83,8 +83,9 @@ def test_quick_study_finishes_with_every_step(quick_study):
         for scheme in ("pure-mpi", "masteronly", "masteronly-threaded", "funneled", "multiple-m1",
                        "multiple-own", "adaptive"):
             assert f"solve-{kernel}-{scheme}" in solves
-    # temporal blocking: jacobi at depth 1 and 3 (quick level), masteronly
-    assert {k for k in status if k.startswith("depth-")} == {"depth-jacobi-h1", "depth-jacobi-h3"}
+    # temporal blocking: jacobi and matrix-free spmv at depth 1 and 3 (quick level), masteronly
+    assert {k for k in status if k.startswith("depth-")} == {
+        "depth-jacobi-h1", "depth-jacobi-h3", "depth-spmv-h1", "depth-spmv-h3"}
     # the exact command of every run is logged
     log = (outdir / "commands.log").read_text()
     assert log.count("\n# ") + 1 == len(status)
@@ -119,12 +120,15 @@ def test_report_has_every_section_figure_and_the_recommendation(quick_study):
         assert f'<figure id="fig-timeline-{scheme}"><img' in page, scheme
     assert 'id="validation-table"' in page and 'id="advice-table"' in page
     # temporal blocking: depth 3 ran a third of the exchanges and gave depth 1's field exactly
-    rows = {r["depth"]: r for r in report.depth_rows(report.load(outdir))}
-    assert sorted(rows) == [1, 3]
-    assert rows[1]["exchanges"] == 6 and rows[3]["exchanges"] == 2
-    # 3 layers per face (exactly 3x with the CI's 1-D split; edges and corners add more in 2-D)
-    assert rows[3]["bytes"] >= 3 * rows[1]["bytes"] > 0
-    assert rows[1]["same_field"] is True and rows[3]["same_field"] is True
+    all_rows = report.depth_rows(report.load(outdir))
+    assert [(r["kernel"], r["depth"]) for r in all_rows] == [("jacobi", 1), ("jacobi", 3),
+                                                            ("spmv", 1), ("spmv", 3)]
+    for kernel in ("jacobi", "spmv"):
+        rows = {r["depth"]: r for r in all_rows if r["kernel"] == kernel}
+        assert rows[1]["exchanges"] == 6 and rows[3]["exchanges"] == 2
+        # 3 layers per face (exactly 3x with the CI's 1-D split; edges and corners add more in 2-D)
+        assert rows[3]["bytes"] >= 3 * rows[1]["bytes"] > 0
+        assert rows[1]["same_field"] is True and rows[3]["same_field"] is True
     assert 'id="depth-table"' in page and ">NO<" not in page
     verdict = re.search(r'<p class="verdict" id="verdict">([^<]+)</p>', page).group(1)
     # this machine is oversubscribed (2 ranks x 2 threads on 2 cores) in CI: it must say so
@@ -295,7 +299,7 @@ def test_bad_layouts_and_launchers(tmp_path, capsys):
     assert "not built or not executable" in _bad(["study", "--hympi", "/nonexistent", "--out", out], capsys)
     assert "unknown step" in _bad(["study", "--steps", "beff,nope", "--out", out], capsys)
     assert "unknown kernel" in _bad(["study", "--kernels", "lu", "--out", out], capsys)
-    assert "--steps depth runs jacobi only" in _bad(["study", "--steps", "depth", "--kernels", "cg",
+    assert "--steps depth runs jacobi and spmv only" in _bad(["study", "--steps", "depth", "--kernels", "cg",
                                                      "--out", out], capsys)
     assert "--emulated-nodes must be >= 2" in _bad(["study", "--emulated-nodes", "1", "--out", out], capsys)
     assert "divide" in _bad(["study", "--hostfile", _hostfile(tmp_path, 3), "--ranks", "4",
@@ -430,10 +434,11 @@ def test_default_layout_fits_the_cores(cores: int, numa: int, expected: tuple[in
 
 
 @pytest.mark.parametrize("level,ranks,kernels,expected", [
-    ("default", 2, None, [1, 2, 4, 8]),
-    ("default", 32, None, [1, 2, 4]),     # 128 points over 32 ranks: at least 4 per rank
-    ("quick", 16, None, [1]),             # 24 / 16: depth 3 could exceed a rank's box
-    ("default", 2, ["cg"], []),           # temporal blocking runs jacobi only
+    ("default", 2, ["jacobi"], [1, 2, 4, 8]),
+    ("default", 2, None, [1, 2, 4, 8] * 2),          # jacobi, then spmv
+    ("default", 32, ["jacobi"], [1, 2, 4]),  # 128 points over 32 ranks: at least 4 per rank
+    ("quick", 16, ["spmv"], [1]),            # 24 / 16: depth 3 could exceed a rank's box
+    ("default", 2, ["cg"], []),              # temporal blocking runs jacobi and spmv only
 ])
 def test_depth_points_fit_the_ranks_boxes(level: str, ranks: int, kernels, expected) -> None:
     machine = study.Machine("host", 64, 1, {}, 64 << 30, None, "test")
@@ -442,8 +447,10 @@ def test_depth_points_fit_the_ranks_boxes(level: str, ranks: int, kernels, expec
     setting = study.resolve_setting(opts, machine)
     points = [pt for pt in study.build_plan(opts, setting, [], 64 << 30) if pt.step == "depth"]
     assert [pt.meta["depth"] for pt in points] == expected
+    assert [pt.meta["kernel"] for pt in points] == sorted(pt.meta["kernel"] for pt in points)
     for pt in points:
         assert pt.args[pt.args.index("--halo-depth") + 1] == str(pt.meta["depth"])
+        assert pt.args[pt.args.index("--kernel") + 1] == pt.meta["kernel"]
         assert pt.args[pt.args.index("--scheme") + 1] == "masteronly"
         # the same iterations at every depth, a multiple of the deepest: no short block
         iters = int(pt.args[pt.args.index("--iters") + 1])
