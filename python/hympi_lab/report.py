@@ -293,15 +293,17 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
         p = eq14["params"]["nk_cross_m1"]
         cross = (f" From the overlap sweep, funneled beats masteronly below nk_loc = "
                  f"{p['value']:.3g} +- {p['sigma']:.2g} planes per process (eq. 14 fit).")
+    # Temporal blocking is measured for the built-in kernels only.
+    extra = cross + ("" if users else depth_advice(study))
     if not clear:
         return (f"No clear winner{code} on this machine with {layout}: the run-to-run spread covers the "
-                f"differences between the best schemes. " + "; ".join(parts) + "." + cross)
+                f"differences between the best schemes. " + "; ".join(parts) + "." + extra)
     votes: dict[str, int] = {}
     for a in clear:
         votes[a.best.label] = votes.get(a.best.label, 0) + 1
     winner = max(votes, key=lambda k: votes[k])
     return (f"Recommended{code}: {winner} with {layout} (best, clearly separated, for "
-            f"{votes[winner]} of {len(advice)} kernel{'s' if len(advice) != 1 else ''}). " + "; ".join(parts) + "." + cross)
+            f"{votes[winner]} of {len(advice)} kernel{'s' if len(advice) != 1 else ''}). " + "; ".join(parts) + "." + extra)
 
 
 # --- output ---------------------------------------------------------------------------
@@ -757,13 +759,40 @@ def depth_rows(study: Study) -> list[dict[str, Any]]:
             same = None
             if base is not None and base.get("checksum") is not None and base.get("l2") is not None:
                 same = rec.get("checksum") == base.get("checksum") and rec.get("l2") == base.get("l2")
+            times = rec.get("time_s") or {}
+            base_times = (base.get("time_s") or {}) if base else {}
+            # Clearly faster: its slowest repetition beats depth 1's fastest.
+            clear = _number_or_nan(times.get("max")) < _number_or_nan(base_times.get("min"))
             rows.append({"kernel": kernel, "depth": h, "iters": rec.get("iters"),
                          "exchanges": rec.get("exchanges"),
                          "messages": sum((rec.get("messages_per_exchange") or {}).values()),
                          "bytes": sum((rec.get("bytes_per_exchange") or {}).values()),
                          "median_s": t, "mlups": _number_or_nan(rec.get("mlups")),
-                         "speedup": t1 / t if t > 0 else math.nan, "same_field": same})
+                         "speedup": t1 / t if t > 0 else math.nan, "same_field": same,
+                         "clearly_faster": bool(clear)})
     return rows
+
+
+def depth_advice(study: Study) -> str:
+    """One sentence on temporal blocking for the recommendation: per kernel
+    the fastest depth and how sure, or that it did not pay ('' without a
+    depth step)."""
+    rows = depth_rows(study)
+    parts = []
+    for kernel in dict.fromkeys(r["kernel"] for r in rows):
+        deep = [r for r in rows if r["kernel"] == kernel and r["depth"] > 1
+                and math.isfinite(r["speedup"]) and r["same_field"] is not False]
+        best = max(deep, key=lambda r: r["speedup"], default=None)
+        if best is None or best["speedup"] <= 1:
+            parts.append(f"{kernel} did not gain from it")
+            continue
+        sure = ("clearly (repetitions do not overlap)" if best["clearly_faster"] else
+                "not clearly (repetitions overlap)")
+        parts.append(f"{kernel} --halo-depth {best['depth']} ran {best['speedup']:.2f}x its depth-1 "
+                     f"speed, {sure}")
+    if not parts:
+        return ""
+    return " Temporal blocking (section 13): " + "; ".join(parts) + "."
 
 
 def _depth_section(page: Page, study: Study) -> None:
