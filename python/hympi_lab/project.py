@@ -629,8 +629,10 @@ def project(inputs: Inputs, kernel: str, shape: Shape, grid: Sequence[int], scal
                 g = list(grid)
                 layout = decompose(g, nodes, rpn)
             # Every rank's box must hold at least one point; with deep halos
-            # `depth` points along every divided axis (as hympi solve checks).
-            if not all(a // (n * b) >= (c.depth if n * b > 1 else 1) for a, n, b in zip(g, *layout)):
+            # `depth` points along every divided or periodic axis (as hympi
+            # solve checks).
+            if not all(a // (n * b) >= (c.depth if n * b > 1 or c.periodic else 1)
+                       for a, n, b in zip(g, *layout)):
                 med.append(math.nan), low.append(math.nan), high.append(math.nan)
                 continue
             base = iteration_time(c, shape, g, nodes, inputs, layout=layout)

@@ -257,7 +257,7 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
     ranks, threads, cores = st.get("ranks", 0), st.get("threads", 0), st.get("cores", 0)
     if not advice:
         return ("No recommendation: no solve runs were measured (the solve step did not run or "
-                "every run failed).")
+                "every run failed)." + ("" if st.get("oversubscribed") else depth_advice(study)))
     layout = f"{ranks} ranks x {threads} threads"
     # With the user's program measured (--app), the recommendation is for it.
     users = [a for a in advice if a.kernel.startswith("user:")]
@@ -741,33 +741,43 @@ def write_report(outdir: Path) -> str:
 
 def depth_rows(study: Study) -> list[dict[str, Any]]:
     """The depth step's runs, by kernel (jacobi first) and shallowest depth
-    first, each with its speed relative to the same kernel at depth 1 and
-    whether its field's checksum is that run's."""
+    first, each with its speed relative to the same kernel at depth 1 (per
+    iteration, so that runs of a resumed older study with other iteration
+    counts still compare) and whether its field's checksum is that run's
+    (None when there is no depth-1 run or it ran other iterations)."""
     runs: dict[str, dict[int, dict[str, Any]]] = {}
     for r in study.of("depth", "solve"):
         rec = r["result"]
         runs.setdefault(str(rec.get("kernel", "jacobi")), {})[int(rec.get("halo_depth") or 1)] = rec
     rows = []
     order = {"jacobi": 0, "spmv": 1}
+
+    def per_iteration(rec: Optional[dict[str, Any]], stat: str) -> float:
+        if rec is None:
+            return math.nan
+        iters = rec.get("iters")
+        t = _number_or_nan((rec.get("time_s") or {}).get(stat))
+        return t / iters if isinstance(iters, int) and iters > 0 else math.nan
+
     for kernel in sorted(runs, key=lambda k: (order.get(k, 2), k)):
         by_depth = runs[kernel]
         base = by_depth.get(1)
-        t1 = _number_or_nan((base.get("time_s") or {}).get("median")) if base else math.nan
+        t1 = per_iteration(base, "median")
         for h in sorted(by_depth):
             rec = by_depth[h]
-            t = _number_or_nan((rec.get("time_s") or {}).get("median"))
+            t = per_iteration(rec, "median")
             same = None
-            if base is not None and base.get("checksum") is not None and base.get("l2") is not None:
+            if (base is not None and base.get("iters") == rec.get("iters")
+                    and base.get("checksum") is not None and base.get("l2") is not None):
                 same = rec.get("checksum") == base.get("checksum") and rec.get("l2") == base.get("l2")
-            times = rec.get("time_s") or {}
-            base_times = (base.get("time_s") or {}) if base else {}
             # Clearly faster: its slowest repetition beats depth 1's fastest.
-            clear = _number_or_nan(times.get("max")) < _number_or_nan(base_times.get("min"))
+            clear = per_iteration(rec, "max") < per_iteration(base, "min")
             rows.append({"kernel": kernel, "depth": h, "iters": rec.get("iters"),
                          "exchanges": rec.get("exchanges"),
                          "messages": sum((rec.get("messages_per_exchange") or {}).values()),
                          "bytes": sum((rec.get("bytes_per_exchange") or {}).values()),
-                         "median_s": t, "mlups": _number_or_nan(rec.get("mlups")),
+                         "median_s": _number_or_nan((rec.get("time_s") or {}).get("median")),
+                         "mlups": _number_or_nan(rec.get("mlups")),
                          "speedup": t1 / t if t > 0 else math.nan, "same_field": same,
                          "clearly_faster": bool(clear)})
     return rows
@@ -775,14 +785,26 @@ def depth_rows(study: Study) -> list[dict[str, Any]]:
 
 def depth_advice(study: Study) -> str:
     """One sentence on temporal blocking for the recommendation: per kernel
-    the fastest depth and how sure, or that it did not pay ('' without a
-    depth step)."""
+    the fastest depth and how sure, that none gained, or why nothing could be
+    compared ('' without a depth step)."""
     rows = depth_rows(study)
     parts = []
     for kernel in dict.fromkeys(r["kernel"] for r in rows):
-        deep = [r for r in rows if r["kernel"] == kernel and r["depth"] > 1
-                and math.isfinite(r["speedup"]) and r["same_field"] is not False]
-        best = max(deep, key=lambda r: r["speedup"], default=None)
+        mine = [r for r in rows if r["kernel"] == kernel]
+        deep = [r for r in mine if r["depth"] > 1]
+        if mine[0]["depth"] != 1:
+            parts.append(f"{kernel} has no depth-1 run to compare with")
+            continue
+        if not deep:
+            parts.append(f"{kernel} ran no depth above 1 (the boxes are too thin)")
+            continue
+        differs = [r["depth"] for r in deep if r["same_field"] is False]
+        if differs:
+            parts.append(f"{kernel} at --halo-depth {', '.join(map(str, differs))} did NOT give depth "
+                         "1's field (a bug: please report it)")
+            continue
+        best = max((r for r in deep if math.isfinite(r["speedup"])), key=lambda r: r["speedup"],
+                   default=None)
         if best is None or best["speedup"] <= 1:
             parts.append(f"{kernel} did not gain from it")
             continue
@@ -804,12 +826,10 @@ def _depth_section(page: Page, study: Study) -> None:
                      "and jacobi or spmv is among the kernels)")
         return
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
-    shallowest = {k: min(r["depth"] for r in rows if r["kernel"] == k) for k in kernels}
-    if any(h != 1 for h in shallowest.values()):
-        lacking = ", ".join(k for k, h in shallowest.items() if h != 1)
-        page.missing("depth-table", f"no depth-1 run of {lacking} to compare with (it failed or did "
-                     "not run)")
-        return
+    lacking = [k for k in kernels if min(r["depth"] for r in rows if r["kernel"] == k) != 1]
+    if lacking:
+        page.p(f"No depth-1 run of {', '.join(lacking)} to compare with (it failed or did not run): "
+               "its speed and checksum columns are empty.", "warn")
     page.p("Halos h layers deep (with edges and corners) are exchanged every h iterations; the h "
            "sweeps between run as a cache-blocked wavefront, masteronly on the study's layout "
            "(spmv matrix-free). Fewer, larger messages and fewer passes over memory, for the same "
@@ -818,7 +838,8 @@ def _depth_section(page: Page, study: Study) -> None:
     page.table(["kernel", "depth h", "exchanges / iterations", "messages per exchange",
                 "bytes per exchange", "median s", "MLUP/s", "speed vs depth 1", "checksum = depth 1's"],
                [(r["kernel"], r["depth"], f"{r['exchanges']} / {r['iters']}", r["messages"], r["bytes"],
-                 f"{r['median_s']:.4g}", f"{r['mlups']:.0f}", f"{r['speedup']:.2f}x",
+                 f"{r['median_s']:.4g}", f"{r['mlups']:.0f}",
+                 f"{r['speedup']:.2f}x" if math.isfinite(r["speedup"]) else "-",
                  {True: "yes", False: "NO", None: "-"}[r["same_field"]]) for r in rows],
                tid="depth-table")
     st = study.setting
@@ -826,7 +847,7 @@ def _depth_section(page: Page, study: Study) -> None:
         page.p(f"These runs were oversubscribed ({st.get('ranks', 0) * st.get('threads', 0)} threads "
                f"on {st.get('cores', '?')} cores): the speeds are indicative only; the exchange "
                "counts, bytes and checksums hold.")
-    for kernel in kernels:
+    for kernel in (k for k in kernels if k not in lacking):
         mine = [r for r in rows if r["kernel"] == kernel]
         best = max(mine, key=lambda r: r["speedup"] if math.isfinite(r["speedup"]) else 0.0)
         if best["depth"] > 1 and best["speedup"] > 1:

@@ -316,6 +316,61 @@ def test_the_recommendation_says_what_temporal_blocking_gave(name, sentence):
     assert verdict.startswith("No recommendation") and "Temporal blocking" not in verdict
 
 
+def _edit_depth_runs(d: Path, edit) -> None:
+    """Rewrite the depth step's result records of study `d` through edit(result) -> result or None."""
+    results = d / "results.jsonl"
+    out = []
+    for line in results.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["record"] == "result" and rec["step"] == "depth":
+            new = edit(rec["result"])
+            if new is None:
+                continue
+            rec["result"] = new
+        out.append(json.dumps(rec))
+    results.write_text("\n".join(out) + "\n")
+
+
+def test_depth_rows_and_advice_when_runs_are_missing_or_mixed(tmp_path):
+    """What a resumed, partial or broken depth step gives: speeds per
+    iteration (a resumed older study mixes 20 and 24 iterations), no checksum
+    verdict across iteration counts, and a recommendation that names why it
+    cannot compare instead of saying 'did not gain'."""
+    from hympi_lab import report
+
+    def advice(d: Path) -> str:
+        return report.depth_advice(report.load(d))
+
+    before = {r["depth"]: r for r in report.depth_rows(report.load(DATA / "study-2x1-depth"))}
+    # depth 1 ran twice the iterations in twice the time: same speeds, no checksum verdict
+    d = recorded(tmp_path / "a", "study-2x1-depth")
+
+    def twice(r):
+        if r["halo_depth"] == 1:
+            r = dict(r, iters=2 * r["iters"], time_s={k: 2 * v for k, v in r["time_s"].items()})
+        return r
+    _edit_depth_runs(d, twice)
+    rows = {r["depth"]: r for r in report.depth_rows(report.load(d))}
+    for h in (2, 4, 8):
+        assert rows[h]["speedup"] == pytest.approx(before[h]["speedup"])
+        assert rows[h]["same_field"] is None and before[h]["same_field"] is True
+    assert "jacobi --halo-depth 4 ran 1.55x" in advice(d)
+    # no depth-1 run
+    d = recorded(tmp_path / "b", "study-2x1-depth")
+    _edit_depth_runs(d, lambda r: None if r["halo_depth"] == 1 else r)
+    assert advice(d) == " Temporal blocking (section 13): jacobi has no depth-1 run to compare with."
+    page = report.write_report(d) and (d / "report.html").read_text()
+    assert "No depth-1 run of jacobi to compare with" in page and 'id="depth-table"' in page
+    # only depth 1
+    d = recorded(tmp_path / "c", "study-2x1-depth")
+    _edit_depth_runs(d, lambda r: r if r["halo_depth"] == 1 else None)
+    assert "jacobi ran no depth above 1" in advice(d)
+    # a depth that changed the field
+    d = recorded(tmp_path / "d", "study-2x1-depth")
+    _edit_depth_runs(d, lambda r: dict(r, checksum=r["checksum"] + 1) if r["halo_depth"] == 8 else r)
+    assert "jacobi at --halo-depth 8 did NOT give depth 1's field" in advice(d)
+
+
 def test_the_emulated_link_without_its_bucket_misses(tmp_path):
     """The check can fail: costing the emulated cluster's exchange with the
     plain ping-pong line (no token bucket) overestimates it by about a third."""
