@@ -308,6 +308,15 @@ void thread_shortfall(Tally& tally, const SchemeEntry& scheme, int threads) {
   }
   Domain& d = *made;
   Field u = d.make_field();
+  const LocalDomain& L = d.local();
+  auto fill = [&](double shift) {
+    const Box b = L.box();
+    for (int k = b.lo[2]; k < b.hi[2]; ++k)
+      for (int j = b.lo[1]; j < b.hi[1]; ++j)
+        for (int i = b.lo[0]; i < b.hi[0]; ++i)
+          u.at(i, j, k) = shift + initial_u(L.offset[0] + i, L.offset[1] + j, L.offset[2] + k);
+  };
+  fill(1000.0);  // what a stale halo would hold after the next sweep
   const int levels = omp_get_max_active_levels();
   omp_set_max_active_levels(0);
   std::string message;
@@ -320,8 +329,27 @@ void thread_shortfall(Tally& tally, const SchemeEntry& scheme, int threads) {
   tally.check(message.find("OpenMP gave 1 threads, the scheme needs " + std::to_string(threads)) !=
                   std::string::npos,
               scheme.info.name + ": a sweep on too few threads fails on every rank: '" + message + "'");
-  const double after = d.sweep_sum({&u}, [&](const Box& box, int) { return 1.0 * box.points(); });
-  tally.check(after == 12.0 * 10 * 9, scheme.info.name + ": the next sweep runs");
+  // The next sweep exchanges this sweep's values: every face neighbour of
+  // every point (inside the grid) holds its global value.
+  fill(0.0);
+  const double wrong = d.sweep_sum({&u}, [&](const Box& box, int) {
+    double bad = 0;
+    for (int k = box.lo[2]; k < box.hi[2]; ++k)
+      for (int j = box.lo[1]; j < box.hi[1]; ++j)
+        for (int i = box.lo[0]; i < box.hi[0]; ++i)
+          for (int dir = 0; dir < kDirections; ++dir) {
+            std::array<int, 3> at{i, j, k};
+            at[dir_axis(dir)] += dir_side(dir) == 0 ? -1 : 1;
+            const int a = dir_axis(dir), global = L.offset[a] + at[a];
+            if (global < 0 || global >= c.grid[a]) continue;  // outside the grid (Dirichlet)
+            const double want =
+                initial_u(L.offset[0] + at[0], L.offset[1] + at[1], L.offset[2] + at[2]);
+            if (u.at(at[0], at[1], at[2]) != want) ++bad;
+          }
+    return bad;
+  });
+  tally.check(wrong == 0, scheme.info.name + ": the next sweep exchanges this sweep's values (" +
+                              std::to_string(wrong) + " wrong neighbour values)");
 }
 
 // --abort: the default policy. The last rank's update throws in the second

@@ -102,14 +102,24 @@ class Partitioned final : public Scheme {
             }
         },
         [&](int t) { detail::compute_boundary_part(regions, compute, n, t, t, timers[t]); });
+    } catch (const MpiError&) {
+      throw;  // the requests' state is unknown: nothing to recover
     } catch (...) {
-      // A thread failed (OpenMP gave fewer threads, a failed MPI call), maybe
-      // before marking its partitions ready: mark the rest now, so that the
-      // requests complete here and at the neighbours and can be started
-      // again by the next sweep; the data of this sweep is void.
+      // A thread failed before marking its partitions ready (OpenMP gave
+      // fewer threads than the scheme needs): pack and mark the rest now, so
+      // that the neighbours receive this sweep's faces and every request
+      // completes and can be started again by the next sweep. The failure
+      // is the one reported, even if completing fails too.
       for (int t = 0; t < n; ++t)
-        for (std::size_t i = readied[t]; i < msgs.size(); ++i) MPI_Pready(t, send_reqs_[i]);
-      complete(timers[0]);
+        for (std::size_t i = readied[t]; i < msgs.size(); ++i) {
+          ExchangePlan::pack_box(split_box_part(msgs[i].send_box, n, t), fields,
+                                 faces_[i].send.data() + t * faces_[i].count);
+          MPI_Pready(t, send_reqs_[i]);
+        }
+      try {
+        complete(timers[0]);
+      } catch (const MpiError&) {
+      }
       throw;
     }
     complete(timers[0]);
