@@ -329,11 +329,7 @@ class RankGeometry:
     bytes_inter: int
     msgs_intra: int
     bytes_intra: int
-    computed_points: float = 0.0  # points computed per sweep (deep halos: halo points too)
-
-    def __post_init__(self) -> None:
-        if not self.computed_points:
-            object.__setattr__(self, "computed_points", float(self.points))
+    computed_points: float   # points computed per sweep (deep halos: halo points too)
 
 
 # The 26 neighbour offsets: the 6 faces first, then the 12 edges and 8 corners

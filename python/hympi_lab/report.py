@@ -783,6 +783,13 @@ def depth_rows(study: Study) -> list[dict[str, Any]]:
     return rows
 
 
+def _fastest_deep(mine: Sequence[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """Of one kernel's depth rows, the fastest deeper than 1 (None: none
+    with a speed)."""
+    return max((r for r in mine if r["depth"] > 1 and math.isfinite(r["speedup"])),
+               key=lambda r: r["speedup"], default=None)
+
+
 def depth_advice(study: Study) -> str:
     """One sentence on temporal blocking for the recommendation: per kernel
     the fastest depth and how sure, that none gained, or why nothing could be
@@ -803,8 +810,7 @@ def depth_advice(study: Study) -> str:
             parts.append(f"{kernel} at --halo-depth {', '.join(map(str, differs))} did NOT give depth "
                          "1's field (a bug: please report it)")
             continue
-        best = max((r for r in deep if math.isfinite(r["speedup"])), key=lambda r: r["speedup"],
-                   default=None)
+        best = _fastest_deep(mine)
         if best is None or best["speedup"] <= 1:
             parts.append(f"{kernel} did not gain from it")
             continue
@@ -849,8 +855,8 @@ def _depth_section(page: Page, study: Study) -> None:
                "counts, bytes and checksums hold.")
     for kernel in (k for k in kernels if k not in lacking):
         mine = [r for r in rows if r["kernel"] == kernel]
-        best = max(mine, key=lambda r: r["speedup"] if math.isfinite(r["speedup"]) else 0.0)
-        if best["depth"] > 1 and best["speedup"] > 1:
+        best = _fastest_deep(mine)
+        if best is not None and best["speedup"] > 1:
             page.p(f"{kernel}: fastest here --halo-depth {best['depth']}, {best['speedup']:.2f}x depth 1 "
                    f"({best['exchanges']} exchanges instead of {mine[0]['exchanges']}).")
         else:

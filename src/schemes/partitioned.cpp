@@ -64,6 +64,10 @@ class Partitioned final : public Scheme {
     const auto& msgs = plan.messages();
     // Messages whose partition t each thread has marked ready.
     std::vector<std::size_t> readied(static_cast<std::size_t>(n), 0);
+    auto pack_part = [&](int t, std::size_t i) {
+      ExchangePlan::pack_box(split_box_part(msgs[i].send_box, n, t), fields,
+                             faces_[i].send.data() + t * faces_[i].count);
+    };
     try {
       detail::on_threads(
         n, true,
@@ -72,8 +76,7 @@ class Partitioned final : public Scheme {
           for (std::size_t i = 0; i < msgs.size(); ++i) {
             {
               PhaseTimer p(tm, Phase::Pack);
-              ExchangePlan::pack_box(split_box_part(msgs[i].send_box, n, t), fields,
-                                     faces_[i].send.data() + t * faces_[i].count);
+              pack_part(t, i);
             }
             PhaseTimer c(tm, Phase::Comm);
             HYMPI_CHECK_MPI(MPI_Pready(t, send_reqs_[i]));
@@ -112,8 +115,7 @@ class Partitioned final : public Scheme {
       // is the one reported, even if completing fails too.
       for (int t = 0; t < n; ++t)
         for (std::size_t i = readied[t]; i < msgs.size(); ++i) {
-          ExchangePlan::pack_box(split_box_part(msgs[i].send_box, n, t), fields,
-                                 faces_[i].send.data() + t * faces_[i].count);
+          pack_part(t, i);
           MPI_Pready(t, send_reqs_[i]);
         }
       try {
