@@ -69,8 +69,11 @@ test: build build-mpich python deps-test
 demo: build
 	@bash scripts/demo.sh
 
+# One thread per rank at 1 and 2 ranks, then one rank with a thread per core
+# (the hybrid case: the wavefront's threads share a rank's cache).
 bench: build
 	@bash bench/run_roofline.sh
+	@RANKS=1 bash bench/run_roofline.sh --threads $$(nproc)
 
 # PETSc (Debian's, through petsc4py and the system python3) is installed
 # only here, never for the tests.

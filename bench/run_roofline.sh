@@ -6,9 +6,25 @@
 #   RANKS=2 bench/run_roofline.sh [hympi_roofline options: --grid N --iters T
 #                                  --rounds R --threads N --halo-depth H]
 # RANKS: a number, or a list run one after the other (default "1 2").
+# Each rank is bound to --threads cores of its own (its threads to one core
+# each); a rank count whose ranks x threads exceed the cores is not run (an
+# oversubscribed run measures the scheduler, not the kernels).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMP_PROC_BIND=close OMP_PLACES=cores
+threads=1
+args=("$@")
+for ((i = 0; i < ${#args[@]} - 1; i++)); do
+  [[ ${args[i]} == --threads ]] && threads=${args[i + 1]}
+done
+[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "run_roofline.sh: --threads needs a positive integer" >&2; exit 2; }
+cores=$(nproc)
 for ranks in ${RANKS:-1 2}; do
-  mpirun.openmpi -n "$ranks" --bind-to core "$root/build/bin/hympi_roofline" "$@"
+  if ((ranks * threads > cores)); then
+    echo "# $ranks rank(s) x $threads thread(s) need $((ranks * threads)) cores; this machine has $cores: not run"
+    continue
+  fi
+  mpirun.openmpi -n "$ranks" --map-by "slot:PE=$threads" --bind-to core \
+    -x OMP_PROC_BIND -x OMP_PLACES "$root/build/bin/hympi_roofline" "$@"
 done
