@@ -538,10 +538,10 @@ FieldLayout Domain::layout() const {
   return l;
 }
 
-Field Domain::make_field() const {
+Field Domain::make_field(RowLayout rows) const {
   // The first touch runs on the default team: make it the domain's threads.
   detail::ScopedOmpSettings omp(impl_->cfg.threads);
-  return Field(impl_->local.size, impl_->layers());
+  return Field(impl_->local.size, impl_->layers(), rows);
 }
 
 Field Domain::wrap_field(double* data) const {

@@ -1,5 +1,6 @@
 #include "hympi/field.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace hympi {
@@ -9,25 +10,30 @@ std::size_t Field::count_for(std::array<int, 3> n, int halo) {
          static_cast<std::size_t>(n[2] + 2 * halo);
 }
 
-void Field::set_layout(std::array<int, 3> n, int halo) {
+namespace {
+constexpr std::ptrdiff_t kLineDoubles = 64 / sizeof(double);
+}
+
+void Field::set_layout(std::array<int, 3> n, int halo, RowLayout rows) {
   if (halo < 1 || n[0] < 0 || n[1] < 0 || n[2] < 0)
     throw std::invalid_argument("Field: sizes must be >= 0 and the halo >= 1");
   n_ = n;
   h_ = halo;
   sj_ = n[0] + 2 * halo;
+  if (rows == RowLayout::CacheLine) sj_ = (sj_ + kLineDoubles - 1) / kLineDoubles * kLineDoubles;
   sk_ = sj_ * (n[1] + 2 * halo);
 }
 
 Field Field::wrap(double* data, std::array<int, 3> n, int halo) {
   if (!data) throw std::invalid_argument("Field::wrap: null data");
   Field f;
-  f.set_layout(n, halo);
+  f.set_layout(n, halo, RowLayout::Packed);
   f.data_ = data;
   return f;
 }
 
-Field::Field(std::array<int, 3> n, int halo) {
-  set_layout(n, halo);
+Field::Field(std::array<int, 3> n, int halo, RowLayout rows) {
+  set_layout(n, halo, rows);
   const std::ptrdiff_t planes = n[2] + 2 * halo;
   // new double[] leaves the values uninitialised, so the parallel loop below
   // is the first touch: the n2 + 2 * halo planes (halo planes included) are split
@@ -42,8 +48,20 @@ Field::Field(std::array<int, 3> n, int halo) {
   // a thread's interior block lies partly on pages first touched by its
   // neighbour: on one NUMA domain (or unpinned threads) this costs nothing.
   // The field knows no scheme; matching them would need the split passed in.
-  owned_.reset(new double[static_cast<std::size_t>(sk_ * planes)]);
+  // CacheLine: data_ starts `lead` doubles past a line boundary, so that
+  // the point (0, j, k) at data_ + halo + j' stride_j + k' stride_k (strides
+  // of whole lines) is on one; new[] gives 16-byte alignment, hence the
+  // spare line.
+  const std::ptrdiff_t lead =
+      rows == RowLayout::CacheLine ? (kLineDoubles - halo % kLineDoubles) % kLineDoubles : 0;
+  const std::ptrdiff_t spare = rows == RowLayout::CacheLine ? kLineDoubles + lead : 0;
+  owned_.reset(new double[static_cast<std::size_t>(sk_ * planes + spare)]);
   data_ = owned_.get();
+  if (rows == RowLayout::CacheLine) {
+    const auto address = reinterpret_cast<std::uintptr_t>(data_);
+    const std::uintptr_t line = 64;
+    data_ = reinterpret_cast<double*>((address + line - 1) / line * line) + lead;
+  }
   double* d = data_;
   const std::ptrdiff_t sk = sk_;
 #pragma omp parallel for schedule(static)

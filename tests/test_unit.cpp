@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "hympi/hympi.hpp"
@@ -141,6 +142,43 @@ TEST(Grid, FixedDimsKeptAndThinAxisAvoided) {
   // A grid with 2 points along x cannot take 4 ranks there.
   GridChoice thin = choose_grid({2, 64, 64}, 1, 4, {false, false, false}, {0, 0, 0});
   EXPECT_LE(thin.dims[0], 2);
+}
+
+TEST(Field, CacheLineRowsAreAlignedPaddedAndDistinct) {
+  for (int halo : {1, 2, 3, 8, 9})
+    for (const std::array<int, 3> n : {std::array<int, 3>{5, 4, 3}, {13, 2, 1}, {16, 3, 2}}) {
+      Field f(n, halo, RowLayout::CacheLine);
+      SCOPED_TRACE("halo " + std::to_string(halo) + ", n[0] " + std::to_string(n[0]));
+      EXPECT_EQ(f.stride_j() % 8, 0);
+      EXPECT_GE(f.stride_j(), n[0] + 2 * halo);
+      EXPECT_LT(f.stride_j(), n[0] + 2 * halo + 8);
+      EXPECT_EQ(f.stride_k(), f.stride_j() * (n[1] + 2 * halo));
+      EXPECT_EQ(f.count(), static_cast<std::size_t>(f.stride_k() * (n[2] + 2 * halo)));
+      // Every point, halo included, its own value, zero before; every row's
+      // first interior point on a 64-byte line.
+      std::set<const double*> seen;
+      double label = 1;
+      for (int k = -halo; k < n[2] + halo; ++k)
+        for (int j = -halo; j < n[1] + halo; ++j) {
+          EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&f.at(0, j, k)) % 64, 0u);
+          for (int i = -halo; i < n[0] + halo; ++i) {
+            EXPECT_EQ(f.at(i, j, k), 0.0);
+            EXPECT_LT(f.index(i, j, k), static_cast<std::ptrdiff_t>(f.count()));
+            EXPECT_GE(f.index(i, j, k), 0);
+            seen.insert(&f.at(i, j, k));
+            f.at(i, j, k) = label++;
+          }
+        }
+      EXPECT_EQ(seen.size(), Field::count_for(n, halo));
+      label = 1;
+      for (int k = -halo; k < n[2] + halo; ++k)
+        for (int j = -halo; j < n[1] + halo; ++j)
+          for (int i = -halo; i < n[0] + halo; ++i) ASSERT_EQ(f.at(i, j, k), label++);
+    }
+  // Packed rows keep the documented layout.
+  Field p({5, 4, 3}, 2);
+  EXPECT_EQ(p.stride_j(), 9);
+  EXPECT_EQ(p.count(), Field::count_for({5, 4, 3}, 2));
 }
 
 TEST(Exchange, PackUnpackRoundTrip) {

@@ -88,7 +88,8 @@ using BoxSumFn = std::function<double(const Box&, int thread)>;
 // The update of one box in a two-field sweep: `out` from `in` (sweep_block).
 using PairBoxFn = std::function<void(const Field& in, Field& out, const Box&, int thread)>;
 
-// The memory layout of every field of a domain.
+// The memory layout of every field of a domain (packed rows: that of
+// make_field() and wrap_field(); make_field(RowLayout::CacheLine) pads rows).
 struct FieldLayout {
   std::array<int, 3> size{0, 0, 0};  // local points
   int halo = 1;  // layers on every side: DomainConfig::halo * depth
@@ -118,7 +119,10 @@ class Domain {
   const ExchangePlan& plan() const;
 
   // A field of this layout, all zero, first touched by the domain's threads.
-  Field make_field() const;
+  // RowLayout::CacheLine pads its rows to whole cache lines (faster stencils
+  // in cache, e.g. under sweep_block); its strides are then not layout()'s:
+  // index through the Field.
+  Field make_field(RowLayout rows = RowLayout::Packed) const;
   // A field over the caller's memory (layout().count doubles, not owned;
   // first touch is the caller's).
   Field wrap_field(double* data) const;

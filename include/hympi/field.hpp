@@ -10,22 +10,35 @@
 
 namespace hympi {
 
+// How a field's rows lie in memory. Packed: row after row, stride_j =
+// n[0] + 2 halo (the layout of Domain::layout() and of wrapped memory).
+// CacheLine: stride_j rounded up to whole 64-byte lines and every row's
+// first interior point on a line boundary, so that a stencil's loads and
+// stores split no line; up to 7 doubles more per row. Code that indexes
+// through index(), at(), stride_j() and stride_k() works on both.
+enum class RowLayout { Packed, CacheLine };
+
 class Field {
  public:
   Field() = default;
-  // Allocates (n[0]+2) x (n[1]+2) x (n[2]+2) values, all zero; the first touch
-  // happens in a parallel loop over k planes, one block per thread (which
-  // schemes compute on the pages their threads touched: see field.cpp).
-  explicit Field(std::array<int, 3> n, int halo = 1);
+  // Allocates (n[0]+2) x (n[1]+2) x (n[2]+2) values (rows padded under
+  // RowLayout::CacheLine), all zero; the first touch happens in a parallel
+  // loop over k planes, one block per thread (which schemes compute on the
+  // pages their threads touched: see field.cpp).
+  explicit Field(std::array<int, 3> n, int halo = 1, RowLayout rows = RowLayout::Packed);
   // A field over the caller's memory of count_for(n, halo) doubles, in the
   // same layout; not owned (the caller keeps it alive and did the first touch).
   static Field wrap(double* data, std::array<int, 3> n, int halo);
-  // Doubles in a field of this size and halo, halo included.
+  // Doubles in a packed field of this size and halo, halo included.
   static std::size_t count_for(std::array<int, 3> n, int halo);
 
   const std::array<int, 3>& size() const { return n_; }
   int halo() const { return h_; }
-  std::size_t count() const { return count_for(n_, h_); }
+  // Doubles from data() to the last halo point, row padding included
+  // (count_for(size(), halo()) when packed).
+  std::size_t count() const {
+    return static_cast<std::size_t>(sk_) * static_cast<std::size_t>(n_[2] + 2 * h_);
+  }
   // Strides of j and k in the array (i is contiguous).
   std::ptrdiff_t stride_j() const { return sj_; }
   std::ptrdiff_t stride_k() const { return sk_; }
@@ -41,7 +54,7 @@ class Field {
   Box interior() const { return Box{{0, 0, 0}, n_}; }
 
  private:
-  void set_layout(std::array<int, 3> n, int halo);
+  void set_layout(std::array<int, 3> n, int halo, RowLayout rows);
   std::array<int, 3> n_{0, 0, 0};
   int h_ = 1;
   std::ptrdiff_t sj_ = 0, sk_ = 0;

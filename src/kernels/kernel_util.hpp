@@ -29,7 +29,12 @@ struct alignas(64) Partial {
 template <typename BoxOp>
 KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   Domain& domain = run.domain;
-  Field a = domain.make_field(), b = domain.make_field();
+  // Matrix-free, rows padded to cache lines: the stencil's loads split no
+  // line (measured in cache, 256 x 16 x 16, and at --halo-depth 8: see
+  // bench/README.md). A stored matrix's column indices address packed rows.
+  const RowLayout rows =
+      run.matrix.crs || run.matrix.sell ? RowLayout::Packed : RowLayout::CacheLine;
+  Field a = domain.make_field(rows), b = domain.make_field(rows);
   fill_initial(a, domain.local());
   Field* cur = &a;
   Field* nxt = &b;
