@@ -20,11 +20,15 @@ for ((i = 0; i < ${#args[@]} - 1; i++)); do
 done
 [[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "run_roofline.sh: --threads needs a positive integer" >&2; exit 2; }
 cores=$(nproc)
+ran=0
 for ranks in ${RANKS:-1 2}; do
+  [[ $ranks =~ ^[1-9][0-9]*$ ]] || { echo "run_roofline.sh: RANKS must list positive integers, not '$ranks'" >&2; exit 2; }
   if ((ranks * threads > cores)); then
     echo "# $ranks rank(s) x $threads thread(s) need $((ranks * threads)) cores; this machine has $cores: not run"
     continue
   fi
   mpirun.openmpi -n "$ranks" --map-by "slot:PE=$threads" --bind-to core \
     -x OMP_PROC_BIND -x OMP_PLACES "$root/build/bin/hympi_roofline" "$@"
+  ran=$((ran + 1))
 done
+((ran > 0)) || { echo "run_roofline.sh: nothing run (every rank count needs more cores than the $cores here)" >&2; exit 2; }

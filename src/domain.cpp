@@ -228,6 +228,10 @@ std::string json_list(const std::vector<T>& items, Fn&& one) {
   return out + "]";
 }
 
+const char* row_layout_name(RowLayout rows) {
+  return rows == RowLayout::CacheLine ? "CacheLine" : "Packed";
+}
+
 }  // namespace
 
 struct Domain::Impl {
@@ -296,6 +300,17 @@ struct Domain::Impl {
                          dims_text(f->size()) + " with halo " + std::to_string(f->halo()) +
                          ", the domain's fields are " + dims_text(local.size) + " with halo " +
                          std::to_string(layers()));
+      // An update indexes the fields it sweeps with one index (as the
+      // library's box kernels do): packed and padded rows must not mix. By
+      // kind, not stride, so that every rank refuses alike (a rank whose
+      // packed rows are whole lines already would otherwise go on into the
+      // exchange alone).
+      if (f->rows() != fields[0]->rows())
+        throw UsageError("field " + std::to_string(i) + " of the sweep has " +
+                         row_layout_name(f->rows()) + " rows and field 0 " +
+                         row_layout_name(fields[0]->rows()) +
+                         " rows: fields swept together must share one RowLayout (make_field's "
+                         "default and wrap_field are Packed)");
     }
   }
 
@@ -437,9 +452,12 @@ struct Domain::Impl {
             const Box& g = region[t];
             if (k < g.lo[2] || k >= g.hi[2] || row_hi[t] <= row_lo[t]) continue;
             any = true;
+            // Share th of the sweep's rows; the odd rows of the rounding go
+            // to another thread from sweep to sweep (t % n), so no thread
+            // gets all of them.
             const int rows = row_hi[t] - row_lo[t];
-            const int from = row_lo[t] + static_cast<int>(1LL * rows * th / n);
-            const int to = row_lo[t] + static_cast<int>(1LL * rows * (th + 1) / n);
+            const int from = row_lo[t] + static_cast<int>((1LL * rows * th + t % n) / n);
+            const int to = row_lo[t] + static_cast<int>((1LL * rows * (th + 1) + t % n) / n);
             if (from < to) {
               Box box = g;
               box.lo[1] = from;

@@ -19,6 +19,7 @@ void Field::set_layout(std::array<int, 3> n, int halo, RowLayout rows) {
     throw std::invalid_argument("Field: sizes must be >= 0 and the halo >= 1");
   n_ = n;
   h_ = halo;
+  rows_ = rows;
   sj_ = n[0] + 2 * halo;
   if (rows == RowLayout::CacheLine) sj_ = (sj_ + kLineDoubles - 1) / kLineDoubles * kLineDoubles;
   sk_ = sj_ * (n[1] + 2 * halo);

@@ -229,6 +229,20 @@ PY
     fail "roofline-bad-depth: exit $rc: $(head -c 300 <<< "$out")"
 fi
 
+# make bench's script refuses what it would oversubscribe or cannot read,
+# before any mpirun.
+script=$(dirname "$0")/../bench/run_roofline.sh
+out=$(RANKS=100000 bash "$script" 2>&1)
+rc=$?
+[ "$rc" = 2 ] && grep -qF "not run" <<< "$out" && grep -qF "nothing run" <<< "$out" &&
+  passed=$((passed + 1)) || fail "run_roofline-too-many-ranks: exit $rc: $(head -c 300 <<< "$out")"
+for bad in "--threads abc" "--threads 0"; do
+  out=$(RANKS=1 bash "$script" $bad 2>&1)
+  rc=$?
+  [ "$rc" = 2 ] && grep -qF "positive integer" <<< "$out" && passed=$((passed + 1)) ||
+    fail "run_roofline $bad: exit $rc: $(head -c 300 <<< "$out")"
+done
+
 echo "bench_test: $("$mpiexec" --version 2>&1 | head -1)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -225,6 +225,45 @@ void bad_input(Tally& tally, const SchemeEntry& scheme, int threads) {
     threw = std::string(e.what()).find("field 0 of the sweep is 3x3x3") == 0;
   }
   tally.check(threw, "a field of another shape is refused by name");
+  // Packed and padded rows in one sweep: refused (an update indexes them with
+  // one index); padded fields alone exchange like packed ones.
+  Field padded = d.make_field(RowLayout::CacheLine), padded2 = d.make_field(RowLayout::CacheLine);
+  const std::string mixed = "field 1 of the sweep has CacheLine rows and field 0 Packed rows";
+  threw = false;
+  try {
+    d.sweep({&u, &padded}, [](const Box&, int) {});
+  } catch (const UsageError& e) {
+    threw = std::string(e.what()).find(mixed) == 0;
+  }
+  // By kind: refused on every rank, also where the packed rows are whole
+  // lines already and the strides agree.
+  tally.check(threw, "packed and padded rows in one sweep are refused");
+  threw = false;
+  Field* in = &u;
+  Field* out = &padded;
+  try {
+    d.sweep_block(in, out, 1, [](const Field&, Field&, const Box&, int) {});
+  } catch (const UsageError& e) {
+    threw = std::string(e.what()).find(mixed) == 0;
+  }
+  tally.check(threw, "sweep_block refuses packed and padded rows too");
+  {
+    const LocalDomain& l = d.local();
+    const double mine = 1.0 + g_rank;  // each rank's value; halos must bring the neighbours'
+    for (int k = 0; k < l.size[2]; ++k)
+      for (int j = 0; j < l.size[1]; ++j)
+        for (int i = 0; i < l.size[0]; ++i) padded.at(i, j, k) = mine;
+    d.sweep({&padded, &padded2}, [](const Box&, int) {});
+    bool halos_right = true;
+    for (int dir = 0; dir < 6; ++dir) {
+      if (!l.has_neighbour(dir)) continue;
+      const int axis = dir / 2;
+      std::array<int, 3> p{l.size[0] / 2, l.size[1] / 2, l.size[2] / 2};
+      p[axis] = dir % 2 == 0 ? -1 : l.size[axis];
+      halos_right = halos_right && padded.at(p[0], p[1], p[2]) == 1.0 + l.neighbour[dir];
+    }
+    tally.check(halos_right, "padded fields get their neighbours' halos");
+  }
 
   // The last rank's update throws on its first box; every rank completes the
   // sweep (no hang), the failing one gets KernelError naming scheme and box.

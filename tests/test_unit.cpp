@@ -149,6 +149,7 @@ TEST(Field, CacheLineRowsAreAlignedPaddedAndDistinct) {
     for (const std::array<int, 3> n : {std::array<int, 3>{5, 4, 3}, {13, 2, 1}, {16, 3, 2}}) {
       Field f(n, halo, RowLayout::CacheLine);
       SCOPED_TRACE("halo " + std::to_string(halo) + ", n[0] " + std::to_string(n[0]));
+      EXPECT_EQ(f.rows(), RowLayout::CacheLine);
       EXPECT_EQ(f.stride_j() % 8, 0);
       EXPECT_GE(f.stride_j(), n[0] + 2 * halo);
       EXPECT_LT(f.stride_j(), n[0] + 2 * halo + 8);
@@ -178,6 +179,7 @@ TEST(Field, CacheLineRowsAreAlignedPaddedAndDistinct) {
   // Packed rows keep the documented layout.
   Field p({5, 4, 3}, 2);
   EXPECT_EQ(p.stride_j(), 9);
+  EXPECT_EQ(p.rows(), RowLayout::Packed);
   EXPECT_EQ(p.count(), Field::count_for({5, 4, 3}, 2));
 }
 

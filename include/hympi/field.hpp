@@ -12,10 +12,14 @@ namespace hympi {
 
 // How a field's rows lie in memory. Packed: row after row, stride_j =
 // n[0] + 2 halo (the layout of Domain::layout() and of wrapped memory).
-// CacheLine: stride_j rounded up to whole 64-byte lines and every row's
-// first interior point on a line boundary, so that a stencil's loads and
-// stores split no line; up to 7 doubles more per row. Code that indexes
-// through index(), at(), stride_j() and stride_k() works on both.
+// CacheLine: stride_j rounded up to whole 64-byte lines (up to 7 doubles
+// more per row) and every row's first interior point on a line boundary, so
+// that a stencil's centre, j +- 1 and k +- 1 loads and its store, for rows
+// from i = 0 (or a multiple of 8), split no line; the i +- 1 loads still do.
+// Code that indexes through index(), at(), stride_j() and stride_k() works
+// on both, but one index serves only fields of the same layout: the fields
+// of one update must share it (Domain's sweeps refuse a mix, by kind, so
+// that every rank decides alike even where the strides happen to agree).
 enum class RowLayout { Packed, CacheLine };
 
 class Field {
@@ -34,6 +38,7 @@ class Field {
 
   const std::array<int, 3>& size() const { return n_; }
   int halo() const { return h_; }
+  RowLayout rows() const { return rows_; }
   // Doubles from data() to the last halo point, row padding included
   // (count_for(size(), halo()) when packed).
   std::size_t count() const {
@@ -57,6 +62,7 @@ class Field {
   void set_layout(std::array<int, 3> n, int halo, RowLayout rows);
   std::array<int, 3> n_{0, 0, 0};
   int h_ = 1;
+  RowLayout rows_ = RowLayout::Packed;
   std::ptrdiff_t sj_ = 0, sk_ = 0;
   std::unique_ptr<double[]> owned_;  // not value-initialised: see the constructor
   double* data_ = nullptr;           // owned_ or the caller's memory

@@ -76,6 +76,8 @@ struct SolveResult {
 };
 
 // Local result of the last repetition, for tests that compare point by point.
+// The matrix-free jacobi and spmv return a field with rows padded to cache
+// lines (RowLayout::CacheLine): index it through the Field (at, index).
 struct LocalSolution {
   LocalDomain domain;
   Field field;
