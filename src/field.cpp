@@ -11,7 +11,8 @@ std::size_t Field::count_for(std::array<int, 3> n, int halo) {
 }
 
 namespace {
-constexpr std::ptrdiff_t kLineDoubles = 64 / sizeof(double);
+constexpr std::uintptr_t kLineBytes = 64;
+constexpr std::ptrdiff_t kLineDoubles = kLineBytes / sizeof(double);
 }
 
 void Field::set_layout(std::array<int, 3> n, int halo, RowLayout rows) {
@@ -53,16 +54,13 @@ Field::Field(std::array<int, 3> n, int halo, RowLayout rows) {
   // the point (0, j, k) at data_ + halo + j' stride_j + k' stride_k (strides
   // of whole lines) is on one; new[] gives 16-byte alignment, hence the
   // spare line.
-  const std::ptrdiff_t lead =
-      rows == RowLayout::CacheLine ? (kLineDoubles - halo % kLineDoubles) % kLineDoubles : 0;
-  const std::ptrdiff_t spare = rows == RowLayout::CacheLine ? kLineDoubles + lead : 0;
+  const bool aligned = rows == RowLayout::CacheLine;
+  const std::ptrdiff_t lead = aligned ? (kLineDoubles - halo % kLineDoubles) % kLineDoubles : 0;
+  const std::ptrdiff_t spare = aligned ? kLineDoubles + lead : 0;
   owned_.reset(new double[static_cast<std::size_t>(sk_ * planes + spare)]);
-  data_ = owned_.get();
-  if (rows == RowLayout::CacheLine) {
-    const auto address = reinterpret_cast<std::uintptr_t>(data_);
-    const std::uintptr_t line = 64;
-    data_ = reinterpret_cast<double*>((address + line - 1) / line * line) + lead;
-  }
+  const auto address = reinterpret_cast<std::uintptr_t>(owned_.get());
+  const std::uintptr_t line_start = (address + kLineBytes - 1) / kLineBytes * kLineBytes;
+  data_ = aligned ? reinterpret_cast<double*>(line_start) + lead : owned_.get();
   double* d = data_;
   const std::ptrdiff_t sk = sk_;
 #pragma omp parallel for schedule(static)

@@ -29,9 +29,10 @@ struct alignas(64) Partial {
 template <typename BoxOp>
 KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   Domain& domain = run.domain;
-  // Matrix-free, rows padded to cache lines: the stencil's loads split no
-  // line (measured in cache, 256 x 16 x 16, and at --halo-depth 8: see
-  // bench/README.md). A stored matrix's column indices address packed rows.
+  // Matrix-free, rows padded to cache lines: the stencil's centre, j+-1 and
+  // k+-1 loads and its stores split no line (faster in cache and at
+  // --halo-depth 8: bench/README.md). A stored matrix's column indices
+  // address packed rows.
   const RowLayout rows =
       run.matrix.crs || run.matrix.sell ? RowLayout::Packed : RowLayout::CacheLine;
   Field a = domain.make_field(rows), b = domain.make_field(rows);
