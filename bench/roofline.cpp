@@ -188,6 +188,10 @@ int main(int argc, char** argv) {
   std::printf("\n# jacobi MLUP/s per round:");
   for (double x : lups[0]) std::printf(" %.1f", x / 1e6);
   std::printf("\n");
+  // A table that could not be written (a full disk, a closed pipe) is a
+  // failure, not a silent success.
+  const bool written = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (!written) std::fprintf(stderr, "hympi_roofline: could not write the table: %s\n", std::strerror(errno));
   MPI_Finalize();
-  return 0;
+  return written ? 0 : 1;
 }

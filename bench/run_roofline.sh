@@ -13,6 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMP_PROC_BIND=close OMP_PLACES=cores
+case ${1:-} in -h|--help) sed -n 2,11p "$0"; exit 0 ;; esac
 threads=1
 args=("$@")
 for ((i = 0; i < ${#args[@]} - 1; i++)); do
@@ -27,8 +28,10 @@ for ranks in ${RANKS:-1 2}; do
     echo "# $ranks rank(s) x $threads thread(s) need $((ranks * threads)) cores; this machine has $cores: not run"
     continue
   fi
+  # Through cat: mpirun forwards the ranks' output and ignores a failed
+  # write (a full disk); cat fails on it, and pipefail passes that on.
   mpirun.openmpi -n "$ranks" --map-by "slot:PE=$threads" --bind-to core \
-    -x OMP_PROC_BIND -x OMP_PLACES "$root/build/bin/hympi_roofline" "$@"
+    -x OMP_PROC_BIND -x OMP_PLACES "$root/build/bin/hympi_roofline" "$@" | cat
   ran=$((ran + 1))
 done
 ((ran > 0)) || { echo "run_roofline.sh: nothing run (every rank count needs more cores than the $cores here)" >&2; exit 2; }

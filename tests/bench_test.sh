@@ -227,6 +227,11 @@ PY
   rc=$?
   [ "$rc" = 2 ] && grep -qF "halo-depth above 64" <<< "$out" && passed=$((passed + 1)) ||
     fail "roofline-bad-depth: exit $rc: $(head -c 300 <<< "$out")"
+  # A table it cannot write (a full disk) fails, on one rank started alone.
+  out=$(timeout 60 "$roofline" --grid 8 --iters 1 --rounds 1 2>&1 > /dev/full)
+  rc=$?
+  [ "$rc" = 1 ] && grep -qF "could not write the table" <<< "$out" && passed=$((passed + 1)) ||
+    fail "roofline-full-disk: exit $rc: $(head -c 300 <<< "$out")"
 fi
 
 # make bench's script refuses what it would oversubscribe or cannot read,
