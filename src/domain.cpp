@@ -25,6 +25,7 @@
 #include "json_text.hpp"
 #include "run_support.hpp"
 #include "schemes/scheme_util.hpp"
+#include "wavefront_tiles.hpp"
 
 namespace hympi {
 
@@ -252,8 +253,11 @@ struct Domain::Impl {
   long long sweeps = 0;
   long long exchanges = 0;              // halo exchanges since start_clock
   // Wavefront tile height forced by HYMPI_WAVEFRONT_TILE_ROWS (tests: small
-  // grids then cross tile boundaries); 0: sized for the cache.
+  // grids then cross tile boundaries); 0: measured (wavefront_tiles.hpp).
   int forced_tile_rows = 0;
+  // One of the two tile heights tried: planes of 4 MiB per thread (an L3
+  // share); the other fits one core's L2.
+  static constexpr double kL3ShareBytes = 4.0 * 1024 * 1024;
   bool tracing = false;                 // config.trace or HYMPI_TRACE_JSON
   std::string trace_env;                // rank 0's HYMPI_TRACE_JSON, on every rank
   std::vector<detail::TraceLog> logs;   // [thread], filled from start_clock
@@ -412,11 +416,12 @@ struct Domain::Impl {
   // (measured at 1 rank x 2 threads on 256^3, depth 4 and 8: 10-20 % faster
   // than cutting the step's rows of all sweeps, one after the other, into n
   // runs, where a thread reads planes that the other wrote). A tile holds
-  // about 2 (L sweeps + 2r + 1) planes of its rows in the two fields: tiles
-  // are sized to hold 4 MiB per thread (an L3 share; measured on 256^3 at 1
-  // and 2 ranks, depth 4 and 8: tiles sized for a 1 MiB L2, 8-16 rows, ran
-  // 15-20 % slower from the per-step overhead, and untiled planes 10-20 %
-  // slower at depth 8).
+  // about 2 (L sweeps + 2r + 1) planes of its rows in the two fields. Two
+  // heights are tried (wavefront_tiles.hpp): planes of 4 MiB per thread (an
+  // L3 share) and planes of one core's L2. On 256^3, depth 8, one thread per
+  // rank, the first won by 10-25 % on a 2-core AMD EPYC VM (untiled planes
+  // were 10-20 % slower still), the second by about 2x on a 16-core Intel
+  // Xeon VM; the first blocks of each shape time both and keep the faster.
   void wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update, FailureSlot& slot) {
     const int r = cfg.halo, lag = r + 1, n = cfg.threads;
     std::vector<Box> region(static_cast<std::size_t>(sweeps));
@@ -429,12 +434,24 @@ struct Domain::Impl {
     }
     const double row_bytes = 8.0 * (region[0].extent(0) + 2 * r);
     const double live_planes = 2.0 * (lag * sweeps + 2 * r + 1);
-    const int budget_rows = static_cast<int>(4.0 * 1024 * 1024 * n / (live_planes * row_bytes));
-    const int tile =
-        forced_tile_rows > 0 ? forced_tile_rows : std::max(8 * n, budget_rows - sweeps * r);
     const int y0 = region[0].lo[1];
     const int y_end = region[0].hi[1] + (sweeps - 1) * r;  // last row of the last sweep, shifted
+    detail::WavefrontShape shape;
+    shape.sweeps = sweeps;
+    shape.extent = {region[0].extent(0), region[0].extent(1), region[0].extent(2)};
+    shape.radius = r;
+    shape.threads = n;
+    shape.candidates[0] = detail::tile_rows_for_budget(kL3ShareBytes, n, live_planes, row_bytes,
+                                                       sweeps, r, y_end - y0);
+    shape.candidates[1] = detail::tile_rows_for_budget(detail::l2_cache_bytes(), n, live_planes,
+                                                       row_bytes, sweeps, r, y_end - y0);
+    detail::WavefrontTileTuner::Pick pick{forced_tile_rows, -1};
+    if (forced_tile_rows <= 0) pick = detail::wavefront_tile_tuner().pick(shape);
+    const int tile = pick.rows;
     const int tiles = (y_end - y0 + tile - 1) / tile;
+    // A failed update skips the rest of the block: its time says nothing.
+    const bool failed_before = slot.failed();
+    const auto started = std::chrono::steady_clock::now();
     detail::on_threads(n, [&](int th) {
       // Barrier waits count as this computation: the rows of a step are
       // shared evenly, so they are short.
@@ -476,6 +493,9 @@ struct Domain::Impl {
         }
       }
     });
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    if (!failed_before && !slot.failed())
+      detail::wavefront_tile_tuner().record(shape, pick.trial, took.count());
   }
 
   double partial_sum() const {

@@ -8,6 +8,7 @@
 
 #include "hympi/hympi.hpp"
 #include "options.hpp"
+#include "wavefront_tiles.hpp"
 
 using namespace hympi;
 
@@ -361,4 +362,87 @@ TEST(Validate, SemanticErrors) {
   EXPECT_FALSE(validate_config(c, 4, nullptr, 0).empty());  // 4 ranks, 2 points
   c.grid = {1000, 1000, 1000};
   EXPECT_FALSE(validate_config(c, 4, nullptr, 1e9).empty());  // 8 GB > 1 GB
+}
+
+// Wavefront tile heights (src/wavefront_tiles.hpp): depth 8, radius 1, so 38
+// planes in flight, of rows of 272 doubles (256 points and 8-deep halos on
+// both sides).
+TEST(WavefrontTiles, HeightsFitTheBudget) {
+  using hympi::detail::tile_rows_for_budget;
+  const double row = 8.0 * 272, planes = 38;
+  // 4 MiB / (38 x 2176 B) = 50.7 rows, less the 8 rows of the parallelogram.
+  EXPECT_EQ(tile_rows_for_budget(4.0 * 1024 * 1024, 1, planes, row, 8, 1, 263), 42);
+  EXPECT_EQ(tile_rows_for_budget(2.0 * 1024 * 1024, 1, planes, row, 8, 1, 263), 17);
+  // At least 8 rows per thread; threads share a tile, so its budget grows.
+  EXPECT_EQ(tile_rows_for_budget(512.0 * 1024, 1, planes, row, 8, 1, 263), 8);
+  EXPECT_EQ(tile_rows_for_budget(512.0 * 1024, 3, planes, row, 8, 1, 263), 24);
+  EXPECT_EQ(tile_rows_for_budget(2.0 * 1024 * 1024, 2, planes, row, 8, 1, 263), 42);
+  // Never more than the region's rows, never fewer than one.
+  EXPECT_EQ(tile_rows_for_budget(4.0 * 1024 * 1024, 16, planes, row, 8, 1, 263), 263);
+  EXPECT_EQ(tile_rows_for_budget(4.0 * 1024 * 1024, 1, planes, row, 8, 1, 5), 5);
+  EXPECT_GT(hympi::detail::l2_cache_bytes(), 0.0);
+}
+
+TEST(WavefrontTiles, TunerAlternatesThenKeepsTheFaster) {
+  hympi::detail::WavefrontTileTuner tuner;
+  hympi::detail::WavefrontShape shape;
+  shape.sweeps = 8;
+  shape.extent = {256, 256, 256};
+  shape.radius = 1;
+  shape.threads = 1;
+  shape.candidates[0] = 42;
+  shape.candidates[1] = 17;
+  // Trials in the order 0, 1, 1, 0, two per candidate; each block's time
+  // recorded.
+  const long long before = tuner.trials_recorded();
+  const double times[] = {2.0, 1.0, 1.5, 3.0};  // 42: best 2.0; 17: best 1.0
+  const int order[] = {0, 1, 1, 0};
+  for (int b = 0; b < 4; ++b) {
+    const auto pick = tuner.pick(shape);
+    EXPECT_EQ(pick.trial, order[b]);
+    EXPECT_EQ(pick.rows, order[b] == 0 ? 42 : 17);
+    EXPECT_EQ(tuner.chosen(shape), 0);
+    tuner.record(shape, pick.trial, times[b]);
+  }
+  EXPECT_EQ(tuner.chosen(shape), 17);
+  EXPECT_EQ(tuner.trials_recorded() - before, 4);
+  for (int b = 0; b < 3; ++b) {
+    const auto pick = tuner.pick(shape);
+    EXPECT_EQ(pick.rows, 17);
+    EXPECT_EQ(pick.trial, -1);
+    tuner.record(shape, pick.trial, 0.001);  // ignored once chosen
+  }
+  EXPECT_EQ(tuner.chosen(shape), 17);
+
+  // Another shape keeps its own trials; here the first candidate wins.
+  shape.sweeps = 4;
+  for (double t : {1.0, 2.0, 1.2, 1.1}) {
+    const auto pick = tuner.pick(shape);
+    tuner.record(shape, pick.trial, t);
+  }
+  EXPECT_EQ(tuner.chosen(shape), 42);
+
+  // A block that was picked but not timed (its update failed) is picked
+  // again; nothing is decided until both heights have two timed blocks.
+  shape.sweeps = 2;
+  EXPECT_EQ(tuner.pick(shape).trial, 0);  // not recorded
+  tuner.record(shape, 0, 1.0);
+  tuner.record(shape, 0, 1.0);
+  tuner.record(shape, 0, 1.0);            // a third of candidate 0: no decision
+  EXPECT_EQ(tuner.chosen(shape), 0);
+  EXPECT_EQ(tuner.pick(shape).trial, 1);  // candidate 0 has its two
+  tuner.record(shape, 1, 0.5);
+  EXPECT_EQ(tuner.chosen(shape), 0);
+  tuner.record(shape, 1, 0.7);
+  EXPECT_EQ(tuner.chosen(shape), 17);
+  tuner.record(shape, -1, 0.1);           // not a trial: ignored
+  tuner.record(shape, 0, 0.0);            // no time: ignored
+  EXPECT_EQ(tuner.chosen(shape), 17);
+
+  // Equal candidates need no trial.
+  shape.candidates[1] = 42;
+  const auto pick = tuner.pick(shape);
+  EXPECT_EQ(pick.rows, 42);
+  EXPECT_EQ(pick.trial, -1);
+  EXPECT_EQ(tuner.chosen(shape), 42);
 }
