@@ -550,8 +550,23 @@ Domain::Domain(MPI_Comm parent, const DomainConfig& config)
   if (length > 0) HYMPI_CHECK_MPI(MPI_Bcast(&d.trace_env[0], length, MPI_CHAR, 0, comm));
   d.tracing = config.trace || !d.trace_env.empty();
   // Each rank's own: tiles are local, so ranks need not agree.
-  if (const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS"))
-    d.forced_tile_rows = std::max(0, std::atoi(rows));
+  const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS");
+  if (rows && *rows != '\0') {  // empty: unset
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(rows, &end, 10);
+    if (*end == '\0' && errno == 0 && value >= 1 && value <= 1000000) {
+      d.forced_tile_rows = static_cast<int>(value);
+    } else {
+      // A warning, not an error: the variable is read on each rank, and a
+      // refusal on some ranks only would leave the others waiting.
+      static std::once_flag warned;
+      std::call_once(warned, [&] {
+        std::fprintf(stderr, "hympi: HYMPI_WAVEFRONT_TILE_ROWS='%s' is not a number of rows "
+                     "(1-1000000); ignored, the tile height is measured\n", rows);
+      });
+    }
+  }
 }
 
 Domain::~Domain() = default;

@@ -64,6 +64,15 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["results"][0]["
 check singular 0 "(1 repetition)" 2 "${J[@]}" --threads 1
 grep -qF "2 ranks x 1 thread;" <<< "$out" || fail "singular: no '2 ranks x 1 thread;'"
 
+# A forced wavefront tile height that is not a number of rows is ignored with
+# a warning (not refused: each rank reads it, and a refusal on some ranks
+# only would leave the others waiting); the run completes.
+export HYMPI_WAVEFRONT_TILE_ROWS=12abc
+check tile-rows-env 0 "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows" 2 \
+  solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
+grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
+unset HYMPI_WAVEFRONT_TILE_ROWS
+
 # 5 (native side). An oversubscribed run says so on stderr and in its context.
 cpus=$(nproc)
 check oversubscription 0 "checksum" 2 solve --kernel jacobi --grid 8^3 --scheme funneled --threads 3 \
