@@ -114,6 +114,9 @@ void jacobi_box(const Field& u, Field& u_new, const Box& box);
 void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset);
 // y = scale * (6 x - S(x)) on box; returns sum over box of x * y (CG's p.q).
 double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale);
+// The same y without the sum (spmv discards it): the same operations for y,
+// so the same values to the last bit, without the reduction's dependent adds.
+void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale);
 
 // The 7-point operator stored as a CRS matrix over the local points (row =
 // local point, i fastest); columns index the haloed array of a Field of the

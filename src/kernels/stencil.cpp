@@ -67,6 +67,23 @@ double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale)
   return dot;
 }
 
+void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale) {
+  if (box.empty()) return;
+  const std::ptrdiff_t sj = x.stride_j(), sk = x.stride_k();
+  const int n = box.extent(0);
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = x.index(box.lo[0], j, k);
+      const double* __restrict c = x.data() + base;
+      double* __restrict out = y.data() + base;
+#pragma omp simd
+      for (int i = 0; i < n; ++i)
+        out[i] = (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) *
+                 scale;
+    }
+  }
+}
+
 CrsMatrix build_crs(const Field& layout, const std::array<bool, 6>& has_neighbour_side) {
   CrsMatrix a;
   a.size = layout.size();
