@@ -64,7 +64,6 @@ void WavefrontTileTuner::record(const WavefrontShape& shape, int trial, double s
   std::lock_guard<std::mutex> lock(mutex_);
   State& s = states_[shape];
   if (s.chosen > 0) return;
-  ++trials_recorded_;
   s.best[trial] = s.timed[trial] > 0 ? std::min(s.best[trial], seconds) : seconds;
   ++s.timed[trial];
   if (s.timed[0] < kTrialsPerCandidate || s.timed[1] < kTrialsPerCandidate) return;
@@ -88,7 +87,9 @@ int WavefrontTileTuner::chosen(const WavefrontShape& shape) {
 
 long long WavefrontTileTuner::trials_recorded() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return trials_recorded_;
+  long long timed = 0;
+  for (const auto& entry : states_) timed += entry.second.timed[0] + entry.second.timed[1];
+  return timed;
 }
 
 WavefrontTileTuner& wavefront_tile_tuner() {

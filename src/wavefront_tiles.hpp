@@ -15,7 +15,6 @@
 #include <array>
 #include <map>
 #include <mutex>
-#include <string>
 
 namespace hympi {
 namespace detail {
@@ -73,7 +72,6 @@ class WavefrontTileTuner {
   };
   std::mutex mutex_;
   std::map<WavefrontShape, State> states_;
-  long long trials_recorded_ = 0;
 };
 
 WavefrontTileTuner& wavefront_tile_tuner();
