@@ -235,17 +235,38 @@ void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
   }
 }
 
-// The kernel's memory fits the nodes.
+// The kernel's memory fits the nodes: on the fullest node, every rank's
+// fields over the largest local box with their halo layers (halo x
+// halo_depth on every side) and rows padded to whole cache lines (the
+// matrix-free kernels' layout; an upper bound for the others), plus the
+// stored matrix over the box. Per grid point alone, a deep halo on small
+// boxes (16^3 boxes at depth 8 allocate 8x their points) or thin rows would
+// pass a grid that cannot be allocated.
 void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
                   double node_memory_bytes, const KernelInfo& kernel,
                   std::vector<std::string>& errors) {
-  int nodes = 1;
-  if (c.ranks_per_node > 0)
-    nodes = ranks / c.ranks_per_node;
-  else if (real_nodes && real_nodes->homogeneous())
+  int nodes = 1, ranks_per_node = ranks;
+  if (c.ranks_per_node > 0) {
+    ranks_per_node = c.ranks_per_node;
+    nodes = ranks / ranks_per_node;
+  } else if (real_nodes && real_nodes->homogeneous()) {
     nodes = real_nodes->node_count;
+    ranks_per_node = real_nodes->ranks_per_node.front();
+  }
+  const DomainConfig d = domain_config(c);
+  const GridChoice g = choose_grid(d.grid, nodes, ranks_per_node, d.periodic, d.proc_grid);
+  const double layers = 1.0 * d.halo * d.depth;
+  double points = 1, allocated = 1;
+  for (int axis = 0; axis < 3; ++axis) {
+    const double n = std::ceil(1.0 * d.grid[axis] / g.dims[axis]);  // the largest box's side
+    double with_halo = n + 2 * layers;
+    if (axis == 0) with_halo = std::ceil(with_halo / 8) * 8;  // rows of whole 64-byte lines
+    points *= n;
+    allocated *= with_halo;
+  }
+  const double matrix = kernel.memory_bytes_per_point(c.format) - sizeof(double) * kernel.fields;
   const double need =
-      kernel.memory_bytes_per_point(c.format) * c.grid[0] * c.grid[1] * c.grid[2] / nodes;
+      ranks_per_node * (sizeof(double) * kernel.fields * allocated + matrix * points);
   // In double and printed as such: a grid of 2^90 points must not wrap a
   // 64-bit integer into a negative size.
   const auto megabytes = [](double bytes) {
@@ -254,7 +275,9 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
     return s.str();
   };
   if (need > node_memory_bytes)
-    errors.push_back("the grid needs about " + megabytes(need) + " per node, more than the node's " +
+    errors.push_back("the grid needs about " + megabytes(need) + " per node (" +
+                     std::to_string(ranks_per_node) + " rank" + (ranks_per_node == 1 ? "" : "s") +
+                     ", halos and row padding included), more than the node's " +
                      megabytes(node_memory_bytes));
 }
 

@@ -31,7 +31,7 @@ check proc-grid-product 2 "has 3 processes, but there are 2 ranks" 2 "${S[@]}" -
 check ranks-per-node 2 "--ranks-per-node 3 does not divide the 2 ranks" 2 "${S[@]}" --grid 8^3 --ranks-per-node 3
 check cg-periodic 2 "cg needs Dirichlet" 2 solve --kernel cg --grid 8^3 --periodic
 check rbgs-periodic-odd 2 "needs even NX, NY, NZ" 2 solve --kernel rbgs --grid 8x8x7 --periodic
-check too-much-memory 2 "MB per node, more than the node's" 2 "${S[@]}" --grid 100000x100000x100000
+check too-much-memory 2 "MB per node (2 ranks, halos and row padding included), more than the node's" 2 "${S[@]}" --grid 100000x100000x100000
 check unknown-option 2 "unknown option '--fast'" 2 "${S[@]}" --grid 8^3 --fast
 check json-unwritable 2 "cannot be opened for writing" 2 "${S[@]}" --grid 8^3 --json /nonexistent-dir/out.json
 check unknown-command 2 "unknown command 'run'" 2 run --kernel jacobi

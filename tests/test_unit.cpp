@@ -384,6 +384,35 @@ TEST(Validate, SemanticErrors) {
   EXPECT_FALSE(validate_config(c, 4, nullptr, 1e9).empty());  // 8 GB > 1 GB
 }
 
+// The memory check counts what the fields allocate: halo layers (halo x
+// halo_depth on every side) and rows padded to whole lines, on every rank of
+// the node, plus the stored matrix over the interior.
+TEST(Validate, MemoryCountsHalosAndPadding) {
+  SolveConfig c;
+  c.kernel = KernelKind::Jacobi;  // 2 fields, rows padded
+  c.grid = {32, 32, 32};
+  c.halo_depth = 8;
+  // 8 ranks: boxes of 16^3 with 8-deep halos: 32 x 32 x 32 allocated
+  // (32 already whole lines), 2 fields, 8 ranks = 4194304 B; per point
+  // alone it would be 16 B x 32^3 = 524288 B.
+  EXPECT_TRUE(validate_config(c, 8, nullptr, 4194304).empty());
+  const auto e = validate_config(c, 8, nullptr, 4194303);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("(8 ranks, halos and row padding included)"), std::string::npos) << e[0];
+  // Thin rows: 1 rank, 4 x 64 x 64 points, depth 1: rows of 6 doubles
+  // padded to 8, 8 x 66 x 66 allocated, 2 fields = 557568 B.
+  c.grid = {4, 64, 64};
+  c.halo_depth = 1;
+  EXPECT_TRUE(validate_config(c, 1, nullptr, 557568).empty());
+  EXPECT_EQ(validate_config(c, 1, nullptr, 557567).size(), 1u);
+  // A stored matrix adds its bytes per interior point.
+  c.kernel = KernelKind::Spmv;
+  c.format = MatrixFormat::Crs;
+  const double crs = 557568 + kCrsMatrixBytesPerPoint * 4 * 64 * 64;
+  EXPECT_TRUE(validate_config(c, 1, nullptr, crs).empty());
+  EXPECT_EQ(validate_config(c, 1, nullptr, crs - 1).size(), 1u);
+}
+
 // Wavefront tile heights (src/wavefront_tiles.hpp): depth 8, radius 1, so 38
 // planes in flight, of rows of 272 doubles (256 points and 8-deep halos on
 // both sides).
