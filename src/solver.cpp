@@ -265,8 +265,14 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
     allocated *= with_halo;
   }
   const double matrix = kernel.memory_bytes_per_point(c.format) - sizeof(double) * kernel.fields;
-  const double need =
-      ranks_per_node * (sizeof(double) * kernel.fields * allocated + matrix * points);
+  // The ranks that share one host's memory: the fullest real node where the
+  // nodes are known (virtual nodes split the decomposition, not the memory:
+  // four virtual nodes of one rank on one host still need four ranks' worth
+  // of it), else the (virtual) node size.
+  int sharing = ranks_per_node;
+  if (real_nodes && !real_nodes->ranks_per_node.empty())
+    sharing = *std::max_element(real_nodes->ranks_per_node.begin(), real_nodes->ranks_per_node.end());
+  const double need = sharing * (sizeof(double) * kernel.fields * allocated + matrix * points);
   // In double and printed as such: a grid of 2^90 points must not wrap a
   // 64-bit integer into a negative size.
   const auto megabytes = [](double bytes) {
@@ -276,7 +282,7 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
   };
   if (need > node_memory_bytes)
     errors.push_back("the grid needs about " + megabytes(need) + " per node (" +
-                     std::to_string(ranks_per_node) + " rank" + (ranks_per_node == 1 ? "" : "s") +
+                     std::to_string(sharing) + " rank" + (sharing == 1 ? "" : "s") +
                      ", halos and row padding included), more than the node's " +
                      megabytes(node_memory_bytes));
 }

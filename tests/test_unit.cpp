@@ -411,6 +411,24 @@ TEST(Validate, MemoryCountsHalosAndPadding) {
   const double crs = 557568 + kCrsMatrixBytesPerPoint * 4 * 64 * 64;
   EXPECT_TRUE(validate_config(c, 1, nullptr, crs).empty());
   EXPECT_EQ(validate_config(c, 1, nullptr, crs - 1).size(), 1u);
+  // Virtual nodes on one host share its memory: 8 virtual nodes of one rank
+  // each (boxes of 16^3 at depth 8, 524288 B per rank) on one real node of 8
+  // ranks need 8 ranks' worth, not one.
+  c.kernel = KernelKind::Jacobi;
+  c.format = MatrixFormat::Stencil;
+  c.grid = {32, 32, 32};
+  c.halo_depth = 8;
+  c.ranks_per_node = 1;
+  NodeMap one_host;
+  one_host.node_count = 1;
+  one_host.ranks_per_node = {8};
+  one_host.node_of_rank.assign(8, 0);
+  EXPECT_TRUE(validate_config(c, 8, &one_host, 4194304).empty());
+  const auto shared = validate_config(c, 8, &one_host, 4194303);
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_NE(shared[0].find("(8 ranks, halos"), std::string::npos) << shared[0];
+  // Without the real nodes, the virtual node size is all that is known.
+  EXPECT_TRUE(validate_config(c, 8, nullptr, 524288).empty());
 }
 
 // Wavefront tile heights (src/wavefront_tiles.hpp): depth 8, radius 1, so 38
