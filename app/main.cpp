@@ -110,7 +110,8 @@ std::vector<std::string> output_errors(const Options& o) {
 
 // Rank 0: parse, validate everything, say what is wrong all at once.
 Verdict judge(const std::vector<std::string>& args, int size, int provided, const NodeMap& real) {
-  const int threads = threads_from_environment();
+  std::string env_warning;
+  const int threads = threads_from_environment(&env_warning);
   const Options o = parse(args, threads);
   Verdict v;
   if (o.help) {
@@ -118,6 +119,9 @@ Verdict judge(const std::vector<std::string>& args, int size, int provided, cons
     v.status = -1;
     return v;
   }
+  // Only where the default matters: --threads given overrides it.
+  if (!env_warning.empty() && !o.given.count("--threads"))
+    std::cerr << "hympi: warning: " << env_warning << std::endl;
   std::vector<std::string> errors = o.errors;
   if (errors.empty() || o.command == Command::Info)
     for (auto& e : command_errors(o, size, provided, real)) errors.push_back(e);

@@ -594,10 +594,22 @@ void check_applicable(Options& o, const SolveSeen& seen) {
 
 }  // namespace
 
-int threads_from_environment() {
+int threads_from_environment(std::string* warning) {
   const char* env = std::getenv("OMP_NUM_THREADS");
+  if (!env || !*env) return 1;
+  // OpenMP's syntax: a list of counts, one per nesting level, the first for
+  // the outermost (ours); blanks around a number are allowed.
+  std::string first(env);
+  first = first.substr(0, first.find(','));
+  const auto blank = [](char ch) { return ch == ' ' || ch == '\t'; };
+  while (!first.empty() && blank(first.back())) first.pop_back();
+  std::size_t lead = 0;
+  while (lead < first.size() && blank(first[lead])) ++lead;
   long long v = 0;
-  if (env && parse_int(env, 1, 1024, v)) return static_cast<int>(v);
+  if (parse_int(first.substr(lead), 1, 1024, v)) return static_cast<int>(v);
+  if (warning)
+    *warning = std::string("OMP_NUM_THREADS='") + env +
+               "' is not a thread count (1-1024); using 1 thread per rank (--threads N sets it)";
   return 1;
 }
 

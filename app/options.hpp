@@ -34,8 +34,9 @@ struct Options {
 Options parse(const std::vector<std::string>& args, int default_threads);
 // With the default thread count of this process's environment.
 Options parse(const std::vector<std::string>& args);
-// $OMP_NUM_THREADS if it is a number 1..1024, else 1.
-int threads_from_environment();
+// $OMP_NUM_THREADS (its first count) if it is a number 1..1024, else 1;
+// `warning`, if given, says why a value that is set was not used.
+int threads_from_environment(std::string* warning = nullptr);
 
 // The checks of threads per rank and ranks per node shared by every command
 // (solve's also run in the library's validate_config).

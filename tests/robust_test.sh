@@ -72,6 +72,16 @@ check tile-rows-env 0 "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows
   solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
 grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
 unset HYMPI_WAVEFRONT_TILE_ROWS
+# OMP_NUM_THREADS that is not a count of ours: a warning (5000 was silently 1;
+# libgomp accepts it, and warns only on what it cannot parse); OpenMP's list
+# syntax takes its first count; --threads overrides it without a word.
+export OMP_NUM_THREADS=5000
+check omp-threads-env 0 "OMP_NUM_THREADS='5000' is not a thread count (1-1024); using 1 thread" 2 "${J[@]}"
+check omp-threads-env-given 0 "2 ranks x 1 thread" 2 "${J[@]}" --threads 1
+lacks omp-threads-env-given "hympi: warning: OMP_NUM_THREADS"
+export OMP_NUM_THREADS="2,1"
+check omp-threads-list 0 "2 ranks x 2 threads" 2 "${J[@]}"
+unset OMP_NUM_THREADS
 
 # 5 (native side). An oversubscribed run says so on stderr and in its context.
 cpus=$(nproc)
