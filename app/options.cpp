@@ -431,9 +431,12 @@ void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
   h.with_value["--tol"] = [&](const std::string& v) {
     double x = 0;
     if (!parse_double(v, x))
-      e.push_back("--tol '" + v + "': expected a number, 0 < tol < 1 (relative residual)");
-    else if (!(x > 0 && x < 1))
-      e.push_back("--tol " + v + " is out of range: accepted 0 < tol < 1 (relative residual)");
+      e.push_back("--tol '" + v + "': expected a number, 1e-15 <= tol < 1 (relative residual)");
+    else if (!(x >= kMinTol && x < 1))
+      e.push_back("--tol " + v + " is out of range: accepted 1e-15 <= tol < 1 (relative residual" +
+                  std::string(x > 0 && x < kMinTol ? "; below 1e-15 only the recurrence's residual "
+                                                     "falls further, by underflow, not the true one)"
+                                                   : ")"));
     else
       s.tol = x;
   };

@@ -198,7 +198,7 @@ namespace {
 void check_counts(const SolveConfig& c, std::vector<std::string>& errors) {
   if (c.iters < 0) errors.push_back("`iters` must be >= 0 (got " + std::to_string(c.iters) + ")");
   if (c.max_iters < 1) errors.push_back("`max_iters` must be >= 1");
-  if (!(c.tol > 0) || !(c.tol < 1)) errors.push_back("`tol` must be in (0, 1)");
+  if (!(c.tol >= kMinTol) || !(c.tol < 1)) errors.push_back("`tol` must be in [1e-15, 1)");
   if (c.repeat < 1) errors.push_back("`repeat` must be >= 1");
 }
 

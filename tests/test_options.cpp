@@ -71,8 +71,11 @@ TEST(Options, EveryMisleadingMessageSaysWhatIsWrong) {
       {{"solve", "--kernel", "jacobi", "--grid", "8^3", "--proc-grid", "0x1x1"},
        "process count '0' is out of range: accepted 1 .. 1073741824"},
       {{"solve", "--kernel", "cg", "--grid", "8^3", "--tol", "2"},
-       "--tol 2 is out of range: accepted 0 < tol < 1 (relative residual)"},
+       "--tol 2 is out of range: accepted 1e-15 <= tol < 1 (relative residual)"},
       {{"solve", "--kernel", "cg", "--grid", "8^3", "--tol", "nan"}, "--tol 'nan': expected a number"},
+      {{"solve", "--kernel", "cg", "--grid", "8^3", "--tol", "1e-300"},
+       "--tol 1e-300 is out of range: accepted 1e-15 <= tol < 1 (relative residual; below 1e-15 only "
+       "the recurrence's residual falls further, by underflow, not the true one)"},
       {{"solve", "--kernel", "jacobi", "--grid", "8^3", "--json", ""}, "--json '': empty path"},
       {{"solve", "--kernel", "jacobi", "--grid", "8^3", "--trace", ""}, "--trace '': empty path"},
       {{"info", "--json", ""}, "--json '': empty path"},

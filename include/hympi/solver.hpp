@@ -17,6 +17,11 @@
 
 namespace hympi {
 
+// The smallest cg tolerance: below it only the recurrence's residual falls
+// further (to underflow: 0 after enough iterations), not the true residual,
+// which stops near the rounding error, so "converged" would mean nothing.
+constexpr double kMinTol = 1e-15;
+
 struct SolveConfig {
   KernelKind kernel = KernelKind::Jacobi;
   MatrixFormat format = MatrixFormat::Stencil;
@@ -30,7 +35,7 @@ struct SolveConfig {
   int halo_depth = 1;
   int threads = 1;
   int reserved = 0;          // 0: scheme default (multiple: 1)
-  double tol = 1e-8;         // cg
+  double tol = 1e-8;         // cg, kMinTol .. 1
   int max_iters = 10000;     // cg
   int repeat = 1;
   int ranks_per_node = 0;    // 0: real nodes
