@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import fit, model, results
 from .errors import InputError
@@ -99,17 +101,31 @@ def candidates(f_comm: float, f_comp_non: float, n: int, m_max: Optional[int] = 
     f_comm beta(1)/beta(m) instead of the paper's f_comm/m, and only m with a
     known beta(m) are candidates.
     """
-    top = n - 1 if m_max is None else min(m_max, n - 1)
     result = [Candidate("masteronly", 0, 1.0)]
-    for m in range(1, top + 1):
-        speedup = None
-        if beta is not None:
-            if m not in beta:
-                continue
-            speedup = beta[m] / beta[1]
+    for m, speedup in _reserved(n, m_max, beta):
         eps = model.epsilon(f_comm, f_comp_non, n, m, comm_speedup=speedup)
         result.append(Candidate("funneled" if m == 1 else "multiple", m, eps))
     return result
+
+
+def _reserved(n: int, m_max: Optional[int] = None, beta: Optional[Mapping[int, float]] = None
+              ) -> list[tuple[int, float]]:
+    """(m, communication speedup) of the candidates with reserved threads."""
+    top = n - 1 if m_max is None else min(m_max, n - 1)
+    if beta is None:
+        return [(m, float(m)) for m in range(1, top + 1)]
+    return [(m, beta[m] / beta[1]) for m in range(1, top + 1) if m in beta]
+
+
+def break_slopes(n: int, m_max: Optional[int] = None,
+                 beta: Optional[Mapping[int, float]] = None) -> list[float]:
+    """Slopes k of the lines f_comp_non = 1 - k f_comm where a candidate's max()
+    in eq. (3) switches branch: f_comm / s = f_comp_overlap n / (n - m), so
+    k = 1 + (n - m) / (s n). Whether a candidate beats another compares those
+    max() terms (f_comp_non cancels), a piecewise-linear difference, so its
+    least value over the uncertainty box lies on a corner of the box or where
+    one of these lines crosses an edge: box_samples adds those points."""
+    return [1.0 + (n - m) / (s * n) for m, s in _reserved(n, m_max, beta)]
 
 
 def rank(cands: Sequence[Candidate]) -> list[Candidate]:
@@ -196,28 +212,77 @@ def advise(f_comm: float, f_comp_non: float, n: int,
 
 
 def box_samples(f_comm: float, f_comm_err: float, f_comp_non: float, f_comp_non_err: float,
-                steps: int = 11) -> list[tuple[float, float]]:
-    """A steps x steps grid over f +- err for both fractions, kept to the valid domain.
+                steps: int = 11, breaks: Sequence[float] = ()) -> list[tuple[float, float]]:
+    """A steps x steps grid over f +- err for both fractions, clamped to [0, 1]
+    and kept where f_comm + f_comp_non <= 1, plus the corners of that region
+    and the points where the lines of `breaks` (see break_slopes) cross its
+    edges.
 
-    eq. (3) is piecewise linear in the fractions, so a fine grid over the box
-    finds where the ranking flips; the corners are always included.
+    The box is clamped before the grid is laid: a grid over f +- err with the
+    points outside [0, 1] dropped would, for a large err, keep only the centre
+    and claim more certainty the larger the error (and f +- 1e308 overflows).
+    With the corners and crossings included, a larger error never samples a
+    smaller minimum margin than a smaller error did: the ranking can only
+    become less clear.
     """
-    fcs = np.linspace(f_comm - f_comm_err, f_comm + f_comm_err, steps)
-    fns = np.linspace(f_comp_non - f_comp_non_err, f_comp_non + f_comp_non_err, steps)
-    return [(float(fc), float(fn)) for fc, fn in itertools.product(fcs, fns)
-            if 0.0 <= fc <= 1.0 and 0.0 <= fn <= 1.0 and fc + fn <= 1.0 + model.FRACTION_TOL]
+    for name, value in (("f_comm", f_comm_err), ("f_comp_non", f_comp_non_err)):
+        if not (value >= 0.0 and math.isfinite(value)):
+            raise InputError(f"the uncertainty of {name} must be a finite number >= 0 (got {value:g})")
+    fcs, fns = _axis(f_comm, f_comm_err, steps), _axis(f_comp_non, f_comp_non_err, steps)
+    lo_c, hi_c, lo_n, hi_n = fcs[0], fcs[-1], fns[0], fns[-1]
+    points = list(itertools.product(fcs, fns))
+    # Where f_comm + f_comp_non = 1 cuts the box: the corners of the valid region.
+    points += [(fc, 1.0 - fc) for fc in fcs] + [(1.0 - fn, fn) for fn in (lo_n, hi_n)]
+    for k in breaks:
+        points += [(fc, 1.0 - k * fc) for fc in (lo_c, hi_c)]
+        points += [((1.0 - fn) / k, fn) for fn in (lo_n, hi_n)]
+    samples = []
+    for fc, fn in points:
+        fc, fn = float(fc), float(fn)
+        if (lo_c <= fc <= hi_c and lo_n <= fn <= hi_n and fc + fn <= 1.0 + model.FRACTION_TOL
+                and (fc, fn) not in samples):
+            samples.append((fc, fn))
+    return samples
+
+
+def _axis(f: float, err: float, steps: int) -> NDArray[np.float64]:
+    """Grid over [f - err, f + err] clamped to [0, 1], with f itself on it: steps // 2
+    intervals on each side of f (the plain linspace when nothing is clamped)."""
+    half = max(1, steps // 2)
+    below = np.linspace(max(0.0, f - err), f, half + 1)
+    above = np.linspace(f, min(1.0, f + err), half + 1)
+    return np.unique(np.concatenate([below, above]))
 
 
 def eq14_samples(nk_loc: float, comm_ratio: float, comm_ratio_err: float,
                  non_ratio: float, non_ratio_err: float, steps: int = 11) -> list[tuple[float, float]]:
     """Fractions at nk_loc over the 1-sigma box of an eq. (14) fit's two ratios."""
+    for name, value, err in (("x_comm/x_overlap", comm_ratio, comm_ratio_err),
+                             ("x_non/x_overlap", non_ratio, non_ratio_err)):
+        if not (err >= 0.0 and math.isfinite(value + err)):
+            raise InputError(f"{name} {value:g} with the uncertainty {err:g} is not a finite "
+                             "range: give values of a realistic size")
     as_ = np.linspace(max(0.0, comm_ratio - comm_ratio_err), comm_ratio + comm_ratio_err, steps)
     bs = np.linspace(max(0.0, non_ratio - non_ratio_err), non_ratio + non_ratio_err, steps)
     samples = []
     for a, b in itertools.product(as_, bs):
-        fc, fn, _ = model.eq14_fractions(nk_loc, float(a), float(b))
+        fc, fn = _eq14_fractions(nk_loc, float(a), float(b))
         samples.append((fc, fn))
     return samples
+
+
+def _eq14_fractions(nk_loc: float, comm_ratio: float, non_ratio: float) -> tuple[float, float]:
+    """(f_comm, f_comp_non) of eq. (14), refused when the inputs are so large
+    that the arithmetic overflows (the fractions would come out 0 or nan)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        fc, fn, _ = model.eq14_fractions(nk_loc, comm_ratio, non_ratio)
+    if not (math.isfinite(comm_ratio) and math.isfinite(non_ratio)
+            and math.isfinite(fc) and math.isfinite(fn)
+            and math.isfinite(comm_ratio + (non_ratio + 1.0) * nk_loc)):
+        raise InputError(f"eq. (14) overflows at nk_loc = {nk_loc:g} with x_comm/x_overlap = "
+                         f"{comm_ratio:g} and x_non/x_overlap = {non_ratio:g}: give values of "
+                         "a realistic size")
+    return fc, fn
 
 
 # --- the inputs: fractions with their uncertainty, from one source ----------
@@ -240,9 +305,11 @@ class AdviseInput:
     refused: tuple[str, ...] = ()  # untrusted_reasons of the measurements
     inter_share: Optional[float] = None  # inter-node share of the bytes (solve records)
 
-    def uncertainty_samples(self) -> list[tuple[float, float]]:
+    def uncertainty_samples(self, breaks: Sequence[float] = ()) -> list[tuple[float, float]]:
+        """The sample points; `breaks` (break_slopes of the candidates) for the error box."""
         if self.f_comm_err or self.f_comp_non_err:
-            return box_samples(self.f_comm, self.f_comm_err, self.f_comp_non, self.f_comp_non_err)
+            return box_samples(self.f_comm, self.f_comm_err, self.f_comp_non, self.f_comp_non_err,
+                               breaks=breaks)
         return list(self.samples)
 
 
@@ -255,7 +322,7 @@ def from_fractions(n: int, f_comm: float, f_comp_non: float,
 def from_ratios(n: int, nk_loc: float, comm_ratio: float, non_ratio: float,
                 comm_ratio_err: float = 0.0, non_ratio_err: float = 0.0) -> AdviseInput:
     """The fractions eq. (14) predicts at nk_loc for x_comm/x_overlap and x_non/x_overlap."""
-    f_comm, f_non, _ = model.eq14_fractions(nk_loc, comm_ratio, non_ratio)
+    f_comm, f_non = _eq14_fractions(nk_loc, comm_ratio, non_ratio)
     samples: list[tuple[float, float]] = []
     if comm_ratio_err or non_ratio_err:
         samples = eq14_samples(nk_loc, comm_ratio, comm_ratio_err, non_ratio, non_ratio_err)
@@ -268,7 +335,7 @@ def from_overlap_points(paths: Sequence[str], nk_loc: float, n: Optional[int] = 
     points = results.eq14_points(paths, n, None)
     fitted = fit.fit_eq14(points.nk_loc, points.epsilon, points.n, points.m)
     a, b = fitted.params["comm_ratio"], fitted.params["non_ratio"]
-    f_comm, f_non, _ = model.eq14_fractions(nk_loc, a.value, b.value)
+    f_comm, f_non = _eq14_fractions(nk_loc, a.value, b.value)
     source = (f"eq. (14) fitted to {fitted.n_points} overlap points "
               f"(x_comm/x_overlap = {a.value:.3g} +- {a.sigma:.2g}, "
               f"x_non/x_overlap = {b.value:.3g} +- {b.sigma:.2g}) at nk_loc = {nk_loc:g}")
@@ -391,8 +458,12 @@ def advise_input(given: AdviseInput, m_max: Optional[int] = None,
     """`advise` for one AdviseInput, sampling its uncertainty; refused (no
     winner, verdict "cannot recommend: ...") when its measurements cannot be
     trusted."""
-    result = advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(), m_max, beta,
-                    given.inter_share)
+    breaks: list[float] = []
+    # Without n >= 2 and positive shares with beta(1), advise() refuses the input.
+    if given.n >= 2 and (beta is None or (1 in beta and all(v > 0 for v in beta.values()))):
+        breaks = break_slopes(given.n, m_max, beta)
+    result = advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(breaks), m_max,
+                    beta, given.inter_share)
     if given.refused:
         result = dataclasses.replace(result, clear_winner=False, refused=given.refused,
                                      verdict="cannot recommend: " + "; ".join(given.refused))

@@ -61,6 +61,49 @@ def _non_negative(text: str) -> float:
     return value
 
 
+# Ranges of the Hockney inputs. Outside them the model's arithmetic leaves
+# the floats (1e-320 MB/s made every message time inf) and no link is like
+# that: 1 B/s .. 1 PB/s, and up to 1000 s of latency.
+MIN_MBPS, MAX_MBPS = 1e-6, 1e9
+MAX_LATENCY_US = 1e9
+MAX_BYTES = 1e18
+
+
+def _bandwidth_mbps(text: str) -> float:
+    value = _finite(text)
+    if not MIN_MBPS <= value <= MAX_MBPS:
+        raise argparse.ArgumentTypeError(
+            f"a bandwidth must lie in {MIN_MBPS:g} .. {MAX_MBPS:g} MB/s (1 B/s .. 1 PB/s): {text!r}")
+    return value
+
+
+def _latency_us(text: str) -> float:
+    value = _finite(text)
+    if not 0.0 <= value <= MAX_LATENCY_US:
+        raise argparse.ArgumentTypeError(
+            f"a latency must lie in 0 .. {MAX_LATENCY_US:g} us (1000 s): {text!r}")
+    return value
+
+
+# Thread counts (--n, --m, --p, --m-max) beyond any node's: advise ranks
+# n - 1 candidates over every uncertainty sample, and an int of hundreds of
+# digits does not even convert to a float. The lower bounds are the model's
+# (model.fraction_problems), with their own messages.
+MAX_THREADS = 4096
+
+
+def _threads(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_THREADS} threads: {text!r}")
+    if value < -MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"not a thread count: {text!r}")
+    return value
+
+
 _SIZE_UNITS = {"": 1, "B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3,
                "kB": 1000, "MB": 1000 ** 2, "GB": 1000 ** 3}
 
@@ -72,6 +115,9 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"not a message size: {text!r} (bytes, or a number with B, KiB, MiB, GiB, kB, MB, GB)")
     value = float(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    # A size beyond 1 EB is a typo (and 400 digits overflow the float).
+    if not value <= MAX_BYTES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BYTES:.0e} bytes: {text!r}")
     if value <= 0 or value != int(value):
         raise argparse.ArgumentTypeError(f"must be a whole number of bytes > 0: {text!r}")
     return int(value)
@@ -130,9 +176,12 @@ def _emit(args: argparse.Namespace, kind: str, data: dict[str, Any], text: str,
     whose "kind" is the subcommand ("model", "model hockney", "fit eq14",
     "advise", ...), so results.load_document reads it back.
     """
+    _require_finite(args, kind, data)
     document = {"context": results.tool_context(args.command_line, PROG),
                 "results": [{"kind": kind, **data}]}
-    encoded = json.dumps(document, indent=2, default=_json_default)
+    # allow_nan=False: NaN and Infinity are not JSON; _require_finite has
+    # refused them already, this keeps an invalid document from ever being written.
+    encoded = json.dumps(document, indent=2, default=_json_default, allow_nan=False)
     if args.json == "-":
         print(encoded, file=out)
         return
@@ -142,6 +191,46 @@ def _emit(args: argparse.Namespace, kind: str, data: dict[str, Any], text: str,
         # symbolic link is followed.
         results.write_atomic(args.json, encoded + "\n")
     print(text, file=out)
+
+
+def _non_finite(value: Any, where: str) -> Optional[tuple[str, float]]:
+    """The first number in `value` (nested dicts and lists) that is nan or
+    infinite, with where it sits ("points[0].time_s"); None if all are finite."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite(item, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        for i, item in enumerate(value):
+            found = _non_finite(item, f"{where}[{i}]")
+            if found:
+                return found
+    elif isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return where, float(value)
+    return None
+
+
+def _null_non_finite(value: Any) -> Any:
+    """A copy of `value` (nested dicts and lists) with nan and inf as None."""
+    if isinstance(value, dict):
+        return {key: _null_non_finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_null_non_finite(item) for item in value]
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _require_finite(args: argparse.Namespace, kind: str, data: dict[str, Any]) -> None:
+    """Refuse a result that is nan or infinite: the inputs are beyond what the
+    model's floating-point arithmetic can evaluate, and printing "nan" (or
+    writing Infinity, which is not JSON) would pass for an answer."""
+    found = _non_finite(data, "")
+    if found:
+        where, value = found
+        raise InputError(f"{kind}: {where} comes out as {value}, not a finite number: the inputs "
+                         f"are out of the range the model can evaluate ({args.command_line})")
 
 
 def _json_default(value: Any) -> Any:
@@ -293,10 +382,17 @@ def cmd_cpu_seconds(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_eq14(args: argparse.Namespace, out: TextIO) -> int:
     _check(model.fraction_problems(args.n, args.m, None, None))
     nks = args.nk_loc or [1, 2, 4, 8, 16, 32, 64, 128, 256]
-    values = [model.eq14_epsilon(nk, args.comm_ratio, args.non_ratio, args.n, args.m) for nk in nks]
-    cross = model.eq14_crossover(args.comm_ratio, args.n, args.m)
-    peak = model.eq14_peak(args.comm_ratio, args.n, args.m)
-    eps_peak = model.eq14_epsilon(peak, args.comm_ratio, args.non_ratio, args.n, args.m)
+    # Huge ratios or depths overflow to inf or nan: _emit refuses those with
+    # one message, so numpy's warnings would only add noise.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        values = [model.eq14_epsilon(nk, args.comm_ratio, args.non_ratio, args.n, args.m) for nk in nks]
+        cross = model.eq14_crossover(args.comm_ratio, args.n, args.m)
+        peak = model.eq14_peak(args.comm_ratio, args.n, args.m)
+        # With no communication (a = 0) the peak sits at nk_loc = 0, where
+        # eq. (14) is 0/0; epsilon is then the same at every nk_loc, so its
+        # value at nk_loc = 1 is the limit.
+        eps_peak = model.eq14_epsilon(peak if peak > 0 else 1.0, args.comm_ratio, args.non_ratio,
+                                      args.n, args.m)
     data = {"comm_ratio": args.comm_ratio, "non_ratio": args.non_ratio, "n": args.n, "m": args.m,
             "nk_cross": cross, "nk_peak": peak, "eps_peak": eps_peak,
             "points": [{"nk_loc": nk, "epsilon": e} for nk, e in zip(nks, values)]}
@@ -585,7 +681,10 @@ def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
     text = project.text(doc)
     if args.output:
         text += "\nwrote " + ", ".join(args.output)
-    _emit(args, "project", doc, text, out)
+    # The projection marks what it cannot predict as null (project._clean);
+    # a parameter it reports as inf (a sigma no fit could bound) goes the
+    # same way, rather than refusing the whole projection.
+    _emit(args, "project", _null_non_finite(doc), text, out)
     return 0
 
 
@@ -633,14 +732,14 @@ def _add_model(sub: Subparsers) -> None:
                        "n threads with m reserved for communication, its bounds and break-even; "
                        "with --kb-c and --p the Kaiser & Baden view (seed 002 sec. 4.2). "
                        "Sub-commands: hockney, ratio, cpu-seconds, eq14, halo.")
-    p.add_argument("--n", type=int, help="threads per process (>= 2)")
-    p.add_argument("--m", type=int, help="threads reserved for communication (1 <= m < n)")
+    p.add_argument("--n", type=_threads, help="threads per process (>= 2)")
+    p.add_argument("--m", type=_threads, help="threads reserved for communication (1 <= m < n)")
     p.add_argument("--f-comp-non", type=_finite, metavar="X",
                    help="share of masteronly time in computation that cannot overlap")
     p.add_argument("--f-comm", type=_finite, metavar="Y",
                    help="share of masteronly time in communication (f_comp_overlap = 1 - X - Y)")
     p.add_argument("--kb-c", type=_finite, metavar="C", help="Kaiser & Baden: communication share C")
-    p.add_argument("--p", type=int, metavar="P", help="Kaiser & Baden: threads P")
+    p.add_argument("--p", type=_threads, metavar="P", help="Kaiser & Baden: threads P")
     _add_json(p)
     p.set_defaults(func=cmd_model)
     msub = p.add_subparsers(dest="model_command", metavar="SUBCOMMAND")
@@ -654,9 +753,9 @@ def _add_model_hockney(msub: Subparsers) -> None:
     p = msub.add_parser("hockney", help="message time and bandwidth, t(L) = T_lat + L / b_inf",
                         description="Hockney model (seed 000 Table 2). Sizes in bytes or with a "
                         "unit: 10KiB = 10240 B (the paper's 10 kB), 1MB = 10^6 B.")
-    p.add_argument("--b-inf-mbps", type=_positive, required=True, metavar="MBPS",
+    p.add_argument("--b-inf-mbps", type=_bandwidth_mbps, required=True, metavar="MBPS",
                    help="asymptotic bandwidth in MB/s (10^6 B/s)")
-    p.add_argument("--t-lat-us", type=_non_negative, required=True, metavar="US",
+    p.add_argument("--t-lat-us", type=_latency_us, required=True, metavar="US",
                    help="latency in microseconds")
     p.add_argument("--bytes", type=_size, nargs="+", required=True, metavar="SIZE",
                    help="message lengths")
@@ -671,9 +770,9 @@ def _add_model_halo(msub: Subparsers) -> None:
                         "6 faces (D = 1) or 26 faces, edges and corners D deep (D > 1); per "
                         "iteration the latency term is messages T_lat / D.")
     p.add_argument("--box", type=_grid, required=True, metavar="NXxNYxNZ", help="a rank's local box")
-    p.add_argument("--b-inf-mbps", type=_positive, required=True, metavar="MBPS",
+    p.add_argument("--b-inf-mbps", type=_bandwidth_mbps, required=True, metavar="MBPS",
                    help="asymptotic bandwidth in MB/s (10^6 B/s)")
-    p.add_argument("--t-lat-us", type=_non_negative, required=True, metavar="US",
+    p.add_argument("--t-lat-us", type=_latency_us, required=True, metavar="US",
                    help="latency in microseconds")
     p.add_argument("--depth", type=_positive_int, nargs="+", default=[1, 2, 4, 8], metavar="D",
                    help="halo depths (iterations per exchange; default 1 2 4 8)")
@@ -700,7 +799,7 @@ def _add_model_cpu_seconds(msub: Subparsers) -> None:
     p = msub.add_parser("cpu-seconds", help="CPU cost of communication, masteronly vs k CPUs",
                         description="Seed 001 sec. 3.2: masteronly holds all n CPUs for T / beta(1); "
                         "k communicating CPUs cost k T / beta(k) CPU-seconds while the others compute.")
-    p.add_argument("--n", type=int, required=True, help="CPUs (threads) per node")
+    p.add_argument("--n", type=_threads, required=True, help="CPUs (threads) per node")
     p.add_argument("--t-comm", type=_positive, required=True, metavar="T",
                    help="communication time at the node's full bandwidth, seconds")
     p.add_argument("--beta", type=_beta, nargs="+", required=True, metavar="K=SHARE",
@@ -716,8 +815,8 @@ def _add_model_eq14(msub: Subparsers) -> None:
                         "(b nk + max(a/m, n/(n-m) nk)), a = x_comm/x_overlap, b = x_non/x_overlap.")
     p.add_argument("--comm-ratio", type=_non_negative, required=True, metavar="A", help="x_comm / x_overlap")
     p.add_argument("--non-ratio", type=_non_negative, required=True, metavar="B", help="x_non / x_overlap")
-    p.add_argument("--n", type=int, required=True, help="threads per process")
-    p.add_argument("--m", type=int, required=True, help="reserved threads")
+    p.add_argument("--n", type=_threads, required=True, help="threads per process")
+    p.add_argument("--m", type=_threads, required=True, help="reserved threads")
     p.add_argument("--nk-loc", type=_positive, nargs="+", metavar="K",
                    help="local depths to evaluate (default 1 2 4 ... 256)")
     _add_json(p)
@@ -741,8 +840,8 @@ def _add_fit_eq14(fsub: Subparsers) -> None:
                         "epsilon [, threads, reserved], or `hympi bench overlap` documents "
                         "(funneled and multiple points; median epsilon).")
     p.add_argument("files", nargs="+", metavar="FILE", help="CSV (.csv) or JSON result documents")
-    p.add_argument("--n", type=int, help="threads: for CSV without a threads column, or to select")
-    p.add_argument("--m", type=int, help="reserved threads: for CSV without a reserved column, or to select")
+    p.add_argument("--n", type=_threads, help="threads: for CSV without a threads column, or to select")
+    p.add_argument("--m", type=_threads, help="reserved threads: for CSV without a reserved column, or to select")
     p.add_argument("--fix-non-ratio", type=_non_negative, metavar="B",
                    help="hold x_non/x_overlap at B (the paper's spmv: 1/6 = 0.1667)")
     _add_json(p)
@@ -769,7 +868,7 @@ def _add_advise(sub: Subparsers) -> None:
                        "points fitted by eq. (14)). With uncertainties, says 'no clear winner' "
                        "when the ranking can flip within 1 sigma.")
     p.add_argument("files", nargs="*", metavar="FILE", help="hympi result documents (JSON)")
-    p.add_argument("--n", type=int, help="threads per process (selects records with documents)")
+    p.add_argument("--n", type=_threads, help="threads per process (selects records with documents)")
     p.add_argument("--f-comm", type=_finite, metavar="X", help="measured communication share")
     p.add_argument("--f-comp-non", type=_finite, metavar="Y", help="measured non-overlappable share")
     p.add_argument("--f-comm-err", type=_non_negative, metavar="DX", help="1-sigma uncertainty of --f-comm")
@@ -780,7 +879,7 @@ def _add_advise(sub: Subparsers) -> None:
     p.add_argument("--non-ratio", type=_non_negative, metavar="B", help="eq. (14) x_non / x_overlap")
     p.add_argument("--non-ratio-err", type=_non_negative, metavar="DB", help="1 sigma of B")
     p.add_argument("--nk-loc", type=_positive, metavar="K", help="local depth to advise for (eq. 14)")
-    p.add_argument("--m-max", type=int, metavar="K",
+    p.add_argument("--m-max", type=_threads, metavar="K",
                    help="reserve at most K threads (e.g. the threads that saturate the link)")
     p.add_argument("--beta", type=_beta, nargs="+", metavar="K=SHARE",
                    help="bandwidth share k threads reach (seed 001 sec. 3.1); replaces the "
@@ -804,8 +903,8 @@ def _add_plot_fig5(psub: Subparsers) -> None:
     p = psub.add_parser("fig5", help="epsilon over f_comm for several f_comp_non (seed 000 Fig. 5)",
                         description="Seed 000 Fig. 5: epsilon (eq. 3) over f_comm for several "
                         "f_comp_non, with eps_max and eps_min marked.")
-    p.add_argument("--n", type=int, required=True, help="threads per process")
-    p.add_argument("--m", type=int, required=True, help="reserved threads")
+    p.add_argument("--n", type=_threads, required=True, help="threads per process")
+    p.add_argument("--m", type=_threads, required=True, help="reserved threads")
     p.add_argument("--f-comp-non", type=_finite, nargs="+", metavar="X",
                    help="one curve per value (default 0 0.1 0.2 0.4 0.6)")
     _add_outputs(p)
@@ -820,8 +919,8 @@ def _add_plot_eq14(psub: Subparsers) -> None:
                         "and --non-ratio, fits them first.")
     p.add_argument("--comm-ratio", type=_non_negative, metavar="A", help="x_comm / x_overlap")
     p.add_argument("--non-ratio", type=_non_negative, metavar="B", help="x_non / x_overlap")
-    p.add_argument("--n", type=int, help="threads per process")
-    p.add_argument("--m", type=int, help="reserved threads")
+    p.add_argument("--n", type=_threads, help="threads per process")
+    p.add_argument("--m", type=_threads, help="reserved threads")
     p.add_argument("--points", nargs="+", metavar="FILE", help="measured points to show")
     _add_outputs(p)
     p.set_defaults(func=cmd_plot_eq14)

@@ -61,8 +61,14 @@ def fit_eq14(nk_loc: ArrayLike, epsilon: ArrayLike, n: int, m: ArrayLike,
     if problems:
         raise InputError("; ".join(problems))
     n_free = 1 if non_ratio is not None else 2
-    if len(nk) < n_free + 1:
-        raise InputError(f"eq. (14) fit needs at least {n_free + 1} points, got {len(nk)}")
+    # Repeated points at one nk_loc only average the noise there: a and b
+    # move epsilon differently along nk_loc, so without a second depth they
+    # trade off against each other (and even a alone, with b fixed, has two
+    # solutions, one on each side of the peak).
+    distinct = len(np.unique(nk))
+    if len(nk) < n_free + 1 or distinct < 2:
+        raise InputError(f"eq. (14) fit needs at least {n_free + 1} points at 2 or more distinct "
+                         f"nk_loc values (got {len(nk)} point(s) at {distinct} nk_loc value(s))")
     if np.any(nk <= 0) or np.any(eps <= 0):
         raise InputError("nk_loc and epsilon must be positive")
     if non_ratio is not None and not (non_ratio >= 0 and math.isfinite(non_ratio)):

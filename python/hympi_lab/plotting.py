@@ -247,16 +247,28 @@ def breakdown(kernels: dict, outputs: Sequence[str]) -> None:
     _save(fig, outputs)
 
 
+GANTT_MAX_ROWS = 1024
+
+
 def gantt(trace, outputs: Sequence[str], max_ranks: int = 4) -> None:
     """One row per thread of each rank (the first max_ranks ranks), each event a bar
     coloured by phase: sleeping or waiting threads show as grey idle bars."""
-    ranks = min(trace.ranks, max_ranks)
+    # At most GANTT_MAX_ROWS rows (fewer ranks than asked when the ranks are
+    # wide): the figure is 0.32 in per row, and matplotlib refuses images
+    # over 2^16 pixels high. At least one rank is drawn; trace.load_trace
+    # caps its threads (1024 rows at most).
+    ranks = max(1, min(trace.ranks, max_ranks, GANTT_MAX_ROWS // trace.threads))
     rows = [(r, t) for r in range(ranks) for t in range(trace.threads)]
+    # Events grouped once: asking per row would scan all events for every row.
+    per_row: dict = {}
+    for e in trace.events:
+        if e.rank < ranks:
+            per_row.setdefault((e.rank, e.thread), []).append(e)
     fig, ax = plt.subplots(figsize=(9.0, 0.9 + 0.32 * len(rows)))
     end = 0.0
     for y, (r, t) in enumerate(rows):
         by_phase: dict = {}
-        for e in trace.thread_events(r, t):
+        for e in sorted(per_row.get((r, t), []), key=lambda e: e.start):
             by_phase.setdefault(e.phase, []).append((e.start * 1e3, (e.end - e.start) * 1e3))
             end = max(end, e.end)
         for phase, spans in by_phase.items():
