@@ -212,7 +212,7 @@ def load_inputs(outdir: Path) -> Inputs:
     if not costs:
         raise InputError(f"{outdir}: no solve run carries a phase breakdown (breakdown_s); "
                          "rerun its solve step with this hympi")
-    if setting.get("oversubscribed"):
+    if setting.get("oversubscribed") or any(r["context"].get("oversubscribed") is True for r in records):
         assumptions.append("the study ran more threads than cores (oversubscribed): its times "
                            "measure the scheduler, and so will the projection")
     ranks = int(setting.get("ranks", 1))
@@ -366,7 +366,12 @@ def _worst_rank(grid: tuple[int, ...], node_grid: tuple[int, ...], block: tuple[
     local = [-(-g // p) for g, p in zip(grid, parts)]
     offsets = _OFFSETS if depth > 1 else _OFFSETS[:6]
     best: Optional[RankGeometry] = None
-    per_dim = [[(npos, rpos) for npos in _positions(node_grid[d]) for rpos in range(block[d])]
+    # A rank's messages depend on its position only through whether it is
+    # first, inner or last in its node's block (neighbour in another node)
+    # and on the whole grid (neighbour at all), so first, one inner and last
+    # of each stand for all: the same worst rank as visiting every rank,
+    # in time independent of the rank count.
+    per_dim = [[(npos, rpos) for npos in _positions(node_grid[d]) for rpos in _positions(block[d])]
                for d in range(3)]
     for combo in itertools.product(*per_dim):
         # Per dimension and side (-1 lower, +1 upper): is there a neighbour,

@@ -51,6 +51,14 @@ class Study:
     def setting(self) -> dict[str, Any]:
         return self.header.get("setting", {})
 
+    @property
+    def oversubscribed(self) -> bool:
+        """Whether threads shared cores: the study's setting says so, or the
+        context of any of its runs does (a study.json edited or from another
+        machine must not turn such timings into a recommendation)."""
+        return bool(self.setting.get("oversubscribed")) or any(
+            r["context"].get("oversubscribed") is True for r in self.results)
+
 
 def load(outdir: Path) -> Study:
     header = load_study(outdir)
@@ -257,7 +265,7 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
     ranks, threads, cores = st.get("ranks", 0), st.get("threads", 0), st.get("cores", 0)
     if not advice:
         return ("No recommendation: no solve runs were measured (the solve step did not run or "
-                "every run failed)." + ("" if st.get("oversubscribed") else depth_advice(study)))
+                "every run failed)." + ("" if study.oversubscribed else depth_advice(study)))
     layout = f"{ranks} ranks x {threads} threads"
     # With the user's program measured (--app), the recommendation is for it.
     users = [a for a in advice if a.kernel.startswith("user:")]
@@ -265,10 +273,12 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
     if users:
         advice = users
         code = " for your code (" + ", ".join(a.kernel for a in users) + ")"
-    if st.get("oversubscribed"):
+    if study.oversubscribed:
         fastest = ", ".join(f"{a.kernel}: {a.best.label}" for a in advice)
-        return (f"No recommendation{code}: this machine cannot separate the schemes. The study ran "
-                f"{ranks * threads} threads ({layout}) on {cores} cores, so threads share cores "
+        shared = (f"The study ran {ranks * threads} threads ({layout}) on {cores} cores, so threads "
+                  "share cores" if st.get("oversubscribed") else
+                  "Its runs say they were oversubscribed (their context blocks), so threads shared cores")
+        return (f"No recommendation{code}: this machine cannot separate the schemes. {shared} "
                 f"and the timings measure the operating system's scheduling more than the schemes "
                 f"(for the record, fastest here: {fastest}). Run the study where every thread "
                 f"has a core of its own (e.g. on a cluster node, --ranks and --threads with "
@@ -460,7 +470,7 @@ def write_report(outdir: Path) -> str:
         ("Slurm allocation", (mach.get("slurm") or {}).get("SLURM_JOB_ID", "none")),
         ("nodes", nodes_label),
         ("layout", f"{st.get('ranks')} ranks x {st.get('threads')} threads"
-                   + (" (oversubscribed)" if st.get("oversubscribed") else "")),
+                   + (" (oversubscribed)" if study.oversubscribed else "")),
         ("MPI library", ctx.get("mpi_library", "?")),
         ("MPI standard", ctx.get("mpi_version", "?")),
         ("thread level", f"requested {ctx.get('thread_level_requested', '?')}, provided "
@@ -483,7 +493,7 @@ def write_report(outdir: Path) -> str:
         page.p("Where every thread ran (hympi info, the study's layout): CPU at the time of the "
                "call and the affinity mask it may run on.")
         page.table(["rank", "thread", "CPU", "allowed CPUs"], rows, tid="binding-table")
-    if st.get("oversubscribed"):
+    if study.oversubscribed:
         page.p(f"Oversubscribed: {st.get('ranks', 0) * st.get('threads', 0)} threads on "
                f"{st.get('cores')} cores. Timings below show what happens, but they cannot rank "
                "the schemes.", "warn")
@@ -682,7 +692,7 @@ def write_report(outdir: Path) -> str:
         if bad:
             text += (" It fails for " + ", ".join(f"{v.kernel} {v.label} ({v.error * 100:+.0f} %)"
                                                   for v in bad) + ".")
-        if st.get("oversubscribed"):
+        if study.oversubscribed:
             text += (" On an oversubscribed machine the model's premise (n threads computing at "
                      "once) does not hold, so failures here say more about the machine than the model.")
         page.p(text)
@@ -849,7 +859,7 @@ def _depth_section(page: Page, study: Study) -> None:
                  {True: "yes", False: "NO", None: "-"}[r["same_field"]]) for r in rows],
                tid="depth-table")
     st = study.setting
-    if st.get("oversubscribed"):
+    if study.oversubscribed:
         page.p(f"These runs were oversubscribed ({st.get('ranks', 0) * st.get('threads', 0)} threads "
                f"on {st.get('cores', '?')} cores): the speeds are indicative only; the exchange "
                "counts, bytes and checksums hold.")

@@ -20,6 +20,7 @@ Nothing here prints except through the Progress object and the final summary.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -498,6 +499,229 @@ def _rpn_scaled(setting: Setting, n: int) -> list[str]:
     return ["--ranks-per-node", str(setting.ranks_per_node * n)] if setting.ranks_per_node else []
 
 
+# --- checking what a study directory holds -------------------------------------------
+#
+# results.jsonl and study.json are read back by report, project and --resume,
+# which divide by these numbers, loop over them and index them. A damaged or
+# hand-edited value is refused with the file, its line and the field's path
+# (exit 2), before any of that code sees it; a torn last line of a killed
+# study is not damage and stays silently dropped (load_results).
+
+# The native tool's limits (src/domain.cpp): threads per rank and halo depth.
+MAX_THREADS = 1024
+MAX_HALO_DEPTH = 64
+# Larger than any run a study makes (4096 ranks x 1024 threads as pure MPI),
+# small enough that no loop over them can hang.
+MAX_RANKS = 1 << 22
+MAX_COUNT = 1 << 62  # bytes, iterations, grid points: whole numbers, not 1e308
+
+
+# A required field that is absent ("got nothing").
+_MISSING = object()
+
+
+def _shown(value: Any) -> str:
+    """A value as its JSON text, shortened: what the file holds."""
+    if value is _MISSING:
+        return "nothing"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _refuse(where: str, expected: str, value: Any) -> InputError:
+    return InputError(f"{where}: expected {expected}, got {_shown(value)}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _positive(value: Any, where: str) -> None:
+    if not (_is_number(value) and value > 0):
+        raise _refuse(where, "a positive finite number", value)
+
+
+def _non_negative(value: Any, where: str) -> None:
+    if not (_is_number(value) and value >= 0):
+        raise _refuse(where, "a finite number >= 0", value)
+
+
+def _number(value: Any, where: str) -> None:
+    if not _is_number(value):
+        raise _refuse(where, "a finite number", value)
+
+
+def _fraction(value: Any, where: str) -> None:
+    if not (_is_number(value) and 0 <= value <= 1):
+        raise _refuse(where, "a fraction between 0 and 1", value)
+
+
+def _whole(low: int, high: int, null_ok: bool = False) -> Any:
+    def check(value: Any, where: str) -> None:
+        if null_ok and value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise _refuse(where, f"a whole number in {low}..{high}", value)
+    return check
+
+
+def _string(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise _refuse(where, "a string", value)
+
+
+def _boolean(value: Any, where: str) -> None:
+    if not isinstance(value, bool):
+        raise _refuse(where, "true or false", value)
+
+
+def _object(value: Any, where: str) -> None:
+    if not isinstance(value, dict):
+        raise _refuse(where, "an object", value)
+
+
+def _triple(value: Any, where: str) -> None:
+    if not (isinstance(value, list) and len(value) == 3
+            and all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= MAX_COUNT
+                    for x in value)):
+        raise _refuse(where, "a list of 3 whole numbers >= 1", value)
+
+
+def _list(value: Any, where: str) -> None:
+    if not isinstance(value, list):
+        raise _refuse(where, "a list", value)
+
+
+def _strings(value: Any, where: str) -> None:
+    if not (isinstance(value, list) and all(isinstance(x, str) for x in value)):
+        raise _refuse(where, "a list of strings", value)
+
+
+def _lists(value: Any, where: str) -> None:
+    if not (isinstance(value, list) and all(isinstance(x, list) for x in value)):
+        raise _refuse(where, "a list of lists", value)
+
+
+def _each(check: Any) -> Any:
+    """Every value of an object (breakdown_s, bytes_per_exchange) passes `check`."""
+    def each(value: Any, where: str) -> None:
+        _object(value, where)
+        for key, item in value.items():
+            check(item, f"{where}.{key}")
+    return each
+
+
+def _phase_times(value: Any, where: str) -> None:
+    """One phase of breakdown_s: seconds per thread."""
+    if not (isinstance(value, list) and all(_is_number(x) and x >= 0 for x in value)):
+        raise _refuse(where, "a list of numbers >= 0 (seconds per thread)", value)
+
+
+def _stat(prefix: str, check: Any = _positive) -> list[tuple[str, bool, Any]]:
+    """A {"min","median","max"} statistic."""
+    return [(prefix, True, _object)] + [(f"{prefix}.{k}", True, check) for k in ("min", "median", "max")]
+
+
+# (path, required, check) of every result record: its step, source and context.
+# A path whose parent is absent is not looked at, so the children of an
+# optional object are required only when it is there.
+_CONTEXT_FIELDS: list[tuple[str, bool, Any]] = [
+    ("step", True, _string),
+    ("source", True, _string),
+    ("context", True, _object),
+    ("context.ranks", False, _whole(1, MAX_RANKS)),
+    ("context.threads_per_rank", False, _whole(1, MAX_THREADS)),
+    ("context.oversubscribed", False, _boolean),
+    ("context.hosts", False, _strings),
+    ("context.thread_cpus", False, _lists),
+    ("context.thread_affinity", False, _lists),
+    ("context.nodes", False, _object),
+    ("context.nodes.count", True, _whole(1, MAX_RANKS)),
+    ("result", True, _object),
+]
+
+# The fields report.py and project.py read, by (step, result kind).
+_SOLVE_FIELDS: list[tuple[str, bool, Any]] = [
+    ("result.kernel", True, _string),
+    ("result.scheme", True, _string),
+    ("result.threads", True, _whole(1, MAX_THREADS)),
+    ("result.reserved", False, _whole(0, MAX_THREADS - 1)),
+    ("result.halo_depth", False, _whole(1, MAX_HALO_DEPTH, null_ok=True)),
+    ("result.iters", False, _whole(1, MAX_COUNT)),
+    ("result.repeat", False, _whole(1, MAX_COUNT)),
+    ("result.exchanges", False, _whole(0, MAX_COUNT)),
+    *_stat("result.time_s"),
+    ("result.fractions", False, _object),
+    ("result.fractions.f_comm", True, _fraction),
+    ("result.fractions.f_comp_non", True, _fraction),
+    ("result.fractions.f_comp_overlap", False, _fraction),
+    ("result.breakdown_s", False, _each(_phase_times)),
+    ("result.bytes_per_exchange", False, _each(_non_negative)),
+    ("result.messages_per_exchange", False, _each(_non_negative)),
+    ("result.grid", False, _triple),
+    ("result.proc_grid", False, _triple),
+    ("result.node_block", False, _triple),
+    ("result.mlups", False, _non_negative),
+]
+_RECORD_FIELDS: dict[tuple[str, str], list[tuple[str, bool, Any]]] = {
+    ("solve", "solve"): _SOLVE_FIELDS,
+    ("depth", "solve"): _SOLVE_FIELDS,
+    ("beff", "pingpong"): [("result.bytes", True, _whole(0, MAX_COUNT)), *_stat("result.time_s")],
+    ("beff", "point"): [("result.pattern", True, _string), ("result.pattern_kind", False, _string),
+                        ("result.bytes", True, _whole(0, MAX_COUNT)),
+                        ("result.bandwidth_MBps", True, _non_negative)],
+    ("beff", "summary"): [("result.b_eff_MBps", False, _number),
+                          ("result.b_eff_per_process_MBps", False, _number)],
+    ("cyclic3d", "summary"): [("result.proc_grid", False, _list), ("result.average_MBps", False, _number),
+                              ("result.at_lmax_MBps", False, _number),
+                              ("result.at_lmax_per_process_MBps", False, _number)],
+    ("internode", "point"): [("result.bytes", True, _whole(0, MAX_COUNT)),
+                             ("result.k", True, _whole(1, MAX_RANKS)),
+                             ("result.bandwidth_per_node_MBps", True, _non_negative)],
+    ("internode", "summary"): [("result.masteronly_share", True, _number)],
+    ("ratio", "point"): [("result.bytes", True, _whole(0, MAX_COUNT)), ("result.ratio", True, _positive),
+                         ("result.hybrid", True, _object), *_stat("result.hybrid.time_s"),
+                         ("result.pure", True, _object), *_stat("result.pure.time_s")],
+    ("pack", "point"): [("result.face_bytes", True, _whole(0, MAX_COUNT)),
+                        ("result.threads", True, _whole(1, MAX_THREADS)),
+                        ("result.method", True, _string), ("result.bandwidth_MBps", True, _non_negative),
+                        ("result.halos_ok", False, _boolean)],
+    ("overlap", "point"): [("result.scheme", True, _string), ("result.threads", True, _whole(1, MAX_THREADS)),
+                           ("result.reserved", False, _whole(0, MAX_THREADS - 1)),
+                           ("result.nk_loc", True, _positive), *_stat("result.epsilon")],
+}
+
+
+def _check_fields(data: Any, fields: Sequence[tuple[str, bool, Any]], where: str) -> None:
+    """Each (path, required, check) of `fields` against `data`; InputError
+    '<where>: <path>: expected ..., got ...' at the first that fails."""
+    for path, required, check in fields:
+        *parents, name = path.split(".")
+        node = data
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            continue  # an optional parent that is absent (a wrong one was refused before)
+        if name in node or required:
+            check(node.get(name, _MISSING), f"{where}: {path}")
+
+
+def check_result_record(rec: dict[str, Any], where: str) -> None:
+    """A result line of results.jsonl, before report, project or --resume use it."""
+    _check_fields(rec, _CONTEXT_FIELDS, where)
+    kind = rec["result"].get("kind")
+    _check_fields(rec, _RECORD_FIELDS.get((rec["step"], kind), []) if isinstance(kind, str) else [],
+                  where)
+
+
+def check_point_line(rec: dict[str, Any], where: str) -> None:
+    """A point (status) line of results.jsonl."""
+    _check_fields(rec, [("step", True, _string), ("status", True, _string),
+                        ("reason", False, _string), ("meta", False, _object)], where)
+
 # --- the results file ------------------------------------------------------------
 
 def append_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
@@ -534,32 +758,45 @@ def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, 
     """The complete points of a results file: (result records, point status by key).
 
     A point counts when its status line exists and all the n_results records
-    it announces precede it; lines of an interrupted write are dropped.
+    it announces precede it; lines of an interrupted write are dropped. A
+    record of a counted point with a damaged value (check_result_record) is
+    an InputError naming its line: it is not a torn write, and report,
+    project and --resume must not compute with it.
     """
-    pending: dict[str, list[dict[str, Any]]] = {}
-    results_by_point: dict[str, list[dict[str, Any]]] = {}
+    pending: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    results_by_point: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     status: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return [], {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the torn last line of a killed study
-            if not isinstance(rec, dict) or not isinstance(rec.get("point"), str):
-                continue
-            key = rec["point"]
-            if rec.get("record") == "result":
-                pending.setdefault(key, []).append(rec)
-            elif rec.get("record") == "point":
-                count = rec.get("n_results")
-                mine = pending.pop(key, [])
-                if isinstance(count, int) and len(mine) >= count:
-                    # A later run of the same point (a resumed failure) replaces it.
-                    status[key] = rec
-                    results_by_point[key] = mine[len(mine) - count:]
-    results = [r for key in status for r in results_by_point.get(key, [])]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # the torn last line of a killed study
+                if not isinstance(rec, dict) or not isinstance(rec.get("point"), str):
+                    continue
+                key = rec["point"]
+                if rec.get("record") == "result":
+                    pending.setdefault(key, []).append((number, rec))
+                elif rec.get("record") == "point":
+                    count = rec.get("n_results")
+                    mine = pending.pop(key, [])
+                    if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= len(mine):
+                        check_point_line(rec, f"{path} line {number}")
+                        # A later run of the same point (a resumed failure) replaces it.
+                        status[key] = rec
+                        results_by_point[key] = mine[len(mine) - count:]
+    except OSError as err:
+        raise InputError(f"cannot read {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file") from None
+    results = []
+    for key in status:
+        for number, rec in results_by_point.get(key, []):
+            check_result_record(rec, f"{path} line {number}")
+            results.append(rec)
     return results, status
 
 
@@ -871,7 +1108,59 @@ def load_study(outdir: Path) -> dict[str, Any]:
     if version != STUDY_SCHEMA_VERSION:
         raise InputError(f"{outdir}: a study of schema version {version!r}; this hympi-lab "
                          f"continues version {STUDY_SCHEMA_VERSION} only (start a new study)")
+    check_study_header(header, str(outdir / STUDY_FILE))
     return header
+
+
+# The options a study.json must hold: StudyOptions' fields, less the ones
+# added after study schema 1 was first written (app, app_name: a study
+# without them measured no program of the user's, which their defaults say).
+# A missing one would silently become its default and --resume would plan
+# another study (a quick study resumed at the default level).
+OPTIONAL_OPTIONS = ("app", "app_name")
+_OPTION_CHECKS: dict[str, Any] = {
+    "level": _string, "mpi": _string, "launcher": _string, "hympi": _string, "hostfile": _string,
+    "ranks": _whole(0, MAX_RANKS), "threads": _whole(0, MAX_THREADS),
+    "emulated_nodes": _whole(0, MAX_RANKS), "link": _string, "steps": _strings,
+    "run_timeout_s": _non_negative, "kernels": _strings, "app": _string, "app_name": _string,
+}
+
+# The setting the report's layout, recommendation and projection read: what
+# the study's runs were launched with.
+_SETTING_FIELDS: list[tuple[str, bool, Any]] = [
+    ("setting", True, _object),
+    ("setting.ranks", True, _whole(1, MAX_RANKS)),
+    ("setting.threads", True, _whole(1, MAX_THREADS)),
+    ("setting.cores", True, _whole(1, MAX_RANKS)),
+    ("setting.nodes", True, _whole(1, MAX_RANKS)),
+    ("setting.nodes_kind", True, _string),
+    ("setting.ranks_per_node", True, _whole(0, MAX_RANKS)),
+    ("setting.oversubscribed", True, _boolean),
+    ("setting.binding", False, _string),
+    ("setting.pure_binding", False, _string),
+    ("machine", True, _object),
+    ("machine.caches", False, _each(_whole(0, MAX_COUNT))),
+    ("machine.memory_bytes", False, _non_negative),
+]
+
+
+def check_study_header(header: dict[str, Any], where: str) -> None:
+    """study.json's options (all of StudyOptions' but OPTIONAL_OPTIONS, of
+    their types), setting and machine blocks; InputError naming the first
+    field that is wrong."""
+    options = header["options"]
+    if not isinstance(options, dict):
+        raise _refuse(f"{where}: options", "an object", options)
+    unknown = sorted(k for k in options if k not in _OPTION_CHECKS)
+    if unknown:
+        raise InputError(f"{where}: options: unknown option(s) {', '.join(map(str, unknown))}")
+    missing = [k for k in _OPTION_CHECKS if k not in options and k not in OPTIONAL_OPTIONS]
+    if missing:
+        raise InputError(f"{where}: options: missing {', '.join(missing)} (a study.json written by "
+                         "'hympi-lab study' holds them all)")
+    for key, value in options.items():
+        _OPTION_CHECKS[key](value, f"{where}: options.{key}")
+    _check_fields(header, _SETTING_FIELDS, where)
 
 
 def discover_schemes(setting: Setting, hympi: str, timeout_s: float) -> list[dict[str, Any]]:

@@ -1,0 +1,276 @@
+"""A study directory with damaged contents: `report`, `project` and
+`study --resume` refuse it with one line naming the file, line and field
+(exit 2), never a traceback, a hang or a recommendation from bad numbers.
+
+The studies are copies of the recorded ones in data/ (measurements of this
+project's 2-core machine), with one value changed; no MPI run is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from hympi_lab import cli, project as pj, report, study
+
+DATA = Path(__file__).resolve().parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def copy(tmp_path: Path, name: str = "study-2x1-depth") -> Path:
+    dst = tmp_path / name
+    shutil.copytree(DATA / name, dst)
+    return dst
+
+
+def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    *parents, name = path.split(".")
+    for part in parents:
+        data = data[part]
+    data[name] = value
+
+
+def edit_records(d: Path, step: str, edit: Callable[[dict[str, Any]], None]) -> int:
+    """edit(record) on every result record of `step`; returns the line
+    number of the first (the one an error names)."""
+    first = 0
+    lines = []
+    for number, line in enumerate((d / "results.jsonl").read_text().splitlines(), start=1):
+        rec = json.loads(line)
+        if rec["record"] == "result" and rec["step"] == step:
+            edit(rec)
+            first = first or number
+        lines.append(json.dumps(rec))
+    (d / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return first
+
+
+def edit_header(d: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    header = json.loads((d / "study.json").read_text())
+    edit(header)
+    (d / "study.json").write_text(json.dumps(header))
+
+
+def refused(args: list[str], capsys) -> str:
+    """The one error line of a command that must exit 2."""
+    code = cli.main(args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("hympi-lab: error: ") and err.count("\n") == 1, err
+    return err.strip()
+
+
+# --- F3: damaged result records --------------------------------------------------------
+
+@pytest.mark.parametrize("step, path, value, expected", [
+    ("solve", "result.time_s.median", 0, "result.time_s.median: expected a positive finite number, got 0"),
+    ("solve", "result.time_s.median", -1.0, "result.time_s.median: expected a positive finite number, got -1.0"),
+    ("solve", "result.time_s.median", math.nan, "result.time_s.median: expected a positive finite number, got NaN"),
+    ("solve", "result.time_s.max", math.inf, "result.time_s.max: expected a positive finite number, got Infinity"),
+    ("solve", "result.time_s", None, "result.time_s: expected an object, got null"),
+    ("solve", "result.threads", 0, "result.threads: expected a whole number in 1..1024, got 0"),
+    ("solve", "result.threads", 1e308, "result.threads: expected a whole number in 1..1024, got 1e+308"),
+    ("solve", "result.threads", "2", 'result.threads: expected a whole number in 1..1024, got "2"'),
+    ("solve", "result.scheme", [], "result.scheme: expected a string, got []"),
+    ("solve", "result.fractions.f_comm", None, "result.fractions.f_comm: expected a fraction between 0 and 1, got null"),
+    ("solve", "result.breakdown_s.comm", 0.5,
+     "result.breakdown_s.comm: expected a list of numbers >= 0 (seconds per thread), got 0.5"),
+    ("solve", "result.breakdown_s.comm", ["x"],
+     'result.breakdown_s.comm: expected a list of numbers >= 0 (seconds per thread), got ["x"]'),
+    ("solve", "context.ranks", {}, "context.ranks: expected a whole number in 1..4194304, got {}"),
+    ("solve", "result.node_block", [1, 0, 1], "result.node_block: expected a list of 3 whole numbers >= 1, got [1, 0, 1]"),
+    ("depth", "result.halo_depth", -1, "result.halo_depth: expected a whole number in 1..64, got -1"),
+    ("depth", "result.halo_depth", math.nan, "result.halo_depth: expected a whole number in 1..64, got NaN"),
+    ("beff", "result.time_s.median", "x", 'result.time_s.median: expected a positive finite number, got "x"'),
+    ("internode", "result.k", 0, "result.k: expected a whole number in 1..4194304, got 0"),
+])
+@pytest.mark.parametrize("command", ["report", "project"])
+def test_a_damaged_record_is_refused_with_its_line_and_field(tmp_path, capsys, command, step, path, value,
+                                                             expected):
+    d = copy(tmp_path)
+    line = edit_records(d, step, lambda rec: set_path(rec, path, value))
+    err = refused([command, str(d)], capsys)
+    assert err == f"hympi-lab: error: {d / 'results.jsonl'} line {line}: {expected}"
+    assert not (d / "report.html").exists()
+
+
+def test_a_missing_field_is_named(tmp_path, capsys):
+    d = copy(tmp_path)
+    line = edit_records(d, "solve", lambda rec: rec["result"].pop("kernel"))
+    assert refused(["report", str(d)], capsys).endswith(
+        f"results.jsonl line {line}: result.kernel: expected a string, got nothing")
+
+
+def test_a_huge_halo_depth_is_refused_without_hanging(tmp_path):
+    """One depth record at halo depth 10^8 made `project` loop over the depth
+    (and 1e308 threads made `report` hang): a subprocess with a time limit."""
+    d = copy(tmp_path)
+    line = edit_records(d, "depth", lambda rec: set_path(rec, "result.halo_depth", 100000000))
+    for command in ("project", "report"):
+        proc = subprocess.run([sys.executable, "-m", "hympi_lab.cli", command, str(d)], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT, env=dict(os.environ))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert proc.stderr == (f"hympi-lab: error: {d / 'results.jsonl'} line {line}: result.halo_depth: "
+                               "expected a whole number in 1..64, got 100000000\n")
+
+
+def test_a_damaged_record_of_an_unfinished_point_is_dropped_like_a_torn_line(tmp_path):
+    """A point counts only with its status line (a killed study); its records
+    are not read, so damage there is no error, as a torn line is none."""
+    d = copy(tmp_path)
+    path = d / "results.jsonl"
+    kept, _ = study.load_results(path)
+    bad = dict(kept[0], point="unfinished", result=dict(kept[0]["result"], time_s=0))
+    path.write_text(path.read_text() + json.dumps(bad) + "\n" + '{"record": "point", "poi')
+    results, status = study.load_results(path)
+    assert len(results) == len(kept) and "unfinished" not in status
+
+
+def test_a_damaged_point_line_is_refused(tmp_path, capsys):
+    d = copy(tmp_path)
+    lines = (d / "results.jsonl").read_text().splitlines()
+    number = next(i for i, ln in enumerate(lines, start=1) if json.loads(ln)["record"] == "point")
+    rec = json.loads(lines[number - 1])
+    rec["meta"] = "pure-mpi"
+    lines[number - 1] = json.dumps(rec)
+    (d / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert refused(["project", str(d)], capsys).endswith(
+        f"results.jsonl line {number}: meta: expected an object, got \"pure-mpi\"")
+
+
+def test_the_undamaged_study_still_reports(tmp_path):
+    d = copy(tmp_path)
+    assert report.write_report(d).startswith("Recommended: ")
+
+
+# --- F4: study.json options -----------------------------------------------------------
+
+@pytest.mark.parametrize("options, expected", [
+    (None, "options: expected an object, got null"),
+    ([], "options: expected an object, got []"),
+    ({}, "options: missing level, mpi, launcher, hympi, hostfile, ranks, threads, emulated_nodes, link, "
+         "steps, run_timeout_s, kernels (a study.json written by 'hympi-lab study' holds them all)"),
+])
+def test_resume_refuses_options_that_are_not_a_study_s(tmp_path, capsys, options, expected):
+    d = copy(tmp_path)
+    edit_header(d, lambda h: h.update(options=options))
+    assert refused(["study", "--resume", str(d)], capsys) == f"hympi-lab: error: {d / 'study.json'}: {expected}"
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("level", None, "options: missing level (a study.json"),
+    ("steps", 5, "options.steps: expected a list of strings, got 5"),
+    ("threads", -2, "options.threads: expected a whole number in 0..1024, got -2"),
+    ("run_timeout_s", "1", 'options.run_timeout_s: expected a finite number >= 0, got "1"'),
+    ("colour", "blue", "options: unknown option(s) colour"),
+])
+def test_resume_refuses_a_missing_unknown_or_mistyped_option(tmp_path, capsys, key, value, expected):
+    d = copy(tmp_path)
+
+    def edit(h: dict[str, Any]) -> None:
+        if value is None:
+            del h["options"][key]
+        else:
+            h["options"][key] = value
+    edit_header(d, edit)
+    assert expected in refused(["study", "--resume", str(d)], capsys)
+
+
+def test_options_added_later_may_be_absent(tmp_path):
+    """app and app_name came after the first studies: absent, they mean no
+    program of the user's, so those studies still load."""
+    d = copy(tmp_path)
+    edit_header(d, lambda h: [h["options"].pop(k) for k in study.OPTIONAL_OPTIONS])
+    assert study.load_study(d)["options"]["level"] == "default"
+
+
+def test_every_study_option_is_checked():
+    fields = {f for f in study.StudyOptions.__dataclass_fields__}
+    assert set(study._OPTION_CHECKS) == fields
+
+
+# --- F5: the setting block and oversubscription ------------------------------------------
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda h: h.pop("setting"), "setting: expected an object, got nothing"),
+    (lambda h: h.pop("machine"), "machine: expected an object, got nothing"),
+    (lambda h: h["setting"].update(ranks=0), "setting.ranks: expected a whole number in 1..4194304, got 0"),
+    (lambda h: h["setting"].pop("oversubscribed"), "setting.oversubscribed: expected true or false, got nothing"),
+])
+@pytest.mark.parametrize("command", ["report", "project"])
+def test_a_study_json_without_its_setting_is_refused(tmp_path, capsys, command, edit, expected):
+    d = copy(tmp_path)
+    edit_header(d, edit)
+    assert refused([command, str(d)], capsys) == f"hympi-lab: error: {d / 'study.json'}: {expected}"
+
+
+def test_runs_that_say_they_were_oversubscribed_get_no_recommendation(tmp_path):
+    """The setting says 'not oversubscribed', the runs' own context blocks
+    say they were: no recommendation, and the projection says so."""
+    d = copy(tmp_path)
+    st = report.load(d)
+    assert report.recommendation(st, report.kernel_advice(report.solve_runs(st)),
+                                 report.fits(st)).startswith("Recommended: ")
+    edit_records(d, "solve", lambda rec: rec["context"].update(oversubscribed=True))
+    st = report.load(d)
+    assert st.setting["oversubscribed"] is False and st.oversubscribed
+    verdict = report.recommendation(st, report.kernel_advice(report.solve_runs(st)), report.fits(st))
+    assert verdict.startswith("No recommendation: this machine cannot separate the schemes. Its runs say "
+                              "they were oversubscribed (their context blocks), so threads shared cores")
+    assert "Temporal blocking" not in verdict
+    assert any("oversubscribed" in a for a in pj.load_inputs(d).assumptions)
+
+
+# --- F10: the worst rank of a large node ---------------------------------------------------
+
+def brute_force_bytes(grid, node_grid, block, periodic):
+    """(inter, intra) halo bytes of the worst rank at depth 1, visiting every rank."""
+    parts = [n * b for n, b in zip(node_grid, block)]
+    local = [-(-g // p) for g, p in zip(grid, parts)]
+    best = (0, 0)
+    for coords in ((x, y, z) for x in range(parts[0]) for y in range(parts[1]) for z in range(parts[2])):
+        inter = intra = 0
+        for d in range(3):
+            face = pj.VALUE_BYTES * math.prod(local[e] for e in range(3) if e != d)
+            for side in (-1, 1):
+                g = coords[d] + side
+                if parts[d] < 2 or (not periodic and not 0 <= g < parts[d]):
+                    continue
+                other_node = (g % parts[d]) // block[d] != coords[d] // block[d]
+                if other_node:
+                    inter += face
+                else:
+                    intra += face
+        best = max(best, (inter, intra))
+    return best
+
+
+@pytest.mark.parametrize("grid, node_grid, block, periodic", [
+    ((60, 40, 30), (2, 3, 1), (4, 5, 3), False),
+    ((60, 40, 30), (3, 1, 2), (1, 6, 2), True),
+    ((17, 33, 9), (1, 1, 1), (7, 2, 3), False),
+    ((64, 64, 64), (4, 4, 4), (2, 2, 2), False),
+])
+def test_the_worst_rank_is_that_of_visiting_every_rank(grid, node_grid, block, periodic):
+    geo = pj.worst_rank(grid, node_grid, block, periodic)
+    assert (geo.bytes_inter, geo.bytes_intra) == brute_force_bytes(grid, node_grid, block, periodic)
+
+
+def test_many_ranks_per_node_project_in_seconds(tmp_path, capsys):
+    """2000 ranks per node took 62 s (every rank of a node visited per node
+    count and sample); now the worst rank costs the same for any count."""
+    import time
+
+    d = copy(tmp_path, "study-2x1")
+    start = time.monotonic()
+    assert cli.main(["project", str(d), "--ranks", "10000", "--threads", "1", "--grid", "512^3"]) == 0
+    assert time.monotonic() - start < 20
+    assert "carried to 10000" in capsys.readouterr().out
