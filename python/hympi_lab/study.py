@@ -659,6 +659,9 @@ _SOLVE_FIELDS: list[tuple[str, bool, Any]] = [
     ("result.fractions.f_comp_non", True, _fraction),
     ("result.fractions.f_comp_overlap", False, _fraction),
     ("result.breakdown_s", False, _each(_phase_times)),
+    # the phases the projection's costs come from (hympi writes every phase)
+    *[(f"result.breakdown_s.{phase}", True, _phase_times)
+      for phase in ("compute_interior", "compute_boundary", "pack", "unpack")],
     ("result.bytes_per_exchange", False, _each(_non_negative)),
     ("result.messages_per_exchange", False, _each(_non_negative)),
     ("result.grid", False, _triple),
@@ -713,8 +716,16 @@ def check_result_record(rec: dict[str, Any], where: str) -> None:
     """A result line of results.jsonl, before report, project or --resume use it."""
     _check_fields(rec, _CONTEXT_FIELDS, where)
     kind = rec["result"].get("kind")
-    _check_fields(rec, _RECORD_FIELDS.get((rec["step"], kind), []) if isinstance(kind, str) else [],
-                  where)
+    fields = _RECORD_FIELDS.get((rec["step"], kind), []) if isinstance(kind, str) else []
+    _check_fields(rec, fields, where)
+    result = rec["result"]
+    if fields and result.get("scheme") == "multiple":
+        # multiple reserves m of its n threads for communication: eq. (3)
+        # divides by m and by n - m.
+        threads = result["threads"]
+        if threads < 2:
+            raise _refuse(f"{where}: result.threads", "2 or more for scheme multiple", threads)
+        _whole(1, threads - 1)(result.get("reserved", _MISSING), f"{where}: result.reserved")
 
 
 def check_point_line(rec: dict[str, Any], where: str) -> None:
@@ -1192,6 +1203,8 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
     """The campaign. Returns 0 when every run succeeded, 1 when some failed, 130 on Ctrl-C."""
     if resume:
         header = load_study(outdir)
+        # A damaged results file is refused before anything is launched.
+        load_results(outdir / RESULTS)
         opts = StudyOptions(**header["options"])
         if not opts.hympi or not os.path.isfile(opts.hympi):
             opts.hympi = default_hympi(opts.mpi)

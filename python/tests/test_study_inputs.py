@@ -87,6 +87,8 @@ def refused(args: list[str], capsys) -> str:
      'result.breakdown_s.comm: expected a list of numbers >= 0 (seconds per thread), got ["x"]'),
     ("solve", "context.ranks", {}, "context.ranks: expected a whole number in 1..4194304, got {}"),
     ("solve", "result.node_block", [1, 0, 1], "result.node_block: expected a list of 3 whole numbers >= 1, got [1, 0, 1]"),
+    ("solve", "result.breakdown_s", {},
+     "result.breakdown_s.compute_interior: expected a list of numbers >= 0 (seconds per thread), got nothing"),
     ("depth", "result.halo_depth", -1, "result.halo_depth: expected a whole number in 1..64, got -1"),
     ("depth", "result.halo_depth", math.nan, "result.halo_depth: expected a whole number in 1..64, got NaN"),
     ("beff", "result.time_s.median", "x", 'result.time_s.median: expected a positive finite number, got "x"'),
@@ -100,6 +102,17 @@ def test_a_damaged_record_is_refused_with_its_line_and_field(tmp_path, capsys, c
     err = refused([command, str(d)], capsys)
     assert err == f"hympi-lab: error: {d / 'results.jsonl'} line {line}: {expected}"
     assert not (d / "report.html").exists()
+
+
+def test_resume_refuses_a_damaged_record_before_it_runs_anything(tmp_path, capsys):
+    d = copy(tmp_path)
+    before = (d / "results.jsonl").read_text()
+    line = edit_records(d, "solve", lambda rec: set_path(rec, "result.threads", 0))
+    damaged = (d / "results.jsonl").read_text()
+    assert refused(["study", "--resume", str(d)], capsys).endswith(
+        f"results.jsonl line {line}: result.threads: expected a whole number in 1..1024, got 0")
+    assert (d / "results.jsonl").read_text() == damaged != before  # nothing rewritten or lost
+    assert not (d / "commands.log").exists()
 
 
 def test_a_missing_field_is_named(tmp_path, capsys):
@@ -120,6 +133,25 @@ def test_a_huge_halo_depth_is_refused_without_hanging(tmp_path):
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert proc.stderr == (f"hympi-lab: error: {d / 'results.jsonl'} line {line}: result.halo_depth: "
                                "expected a whole number in 1..64, got 100000000\n")
+
+
+@pytest.mark.parametrize("threads, reserved, expected", [
+    (2, 0, "result.reserved: expected a whole number in 1..1, got 0"),
+    (4, 4, "result.reserved: expected a whole number in 1..3, got 4"),
+    (4, None, "result.reserved: expected a whole number in 1..3, got nothing"),
+    (1, 1, "result.threads: expected 2 or more for scheme multiple, got 1"),
+])
+def test_multiple_reserves_some_but_not_all_threads(threads, reserved, expected):
+    """eq. (3) divides by m and n - m: a multiple run's m must lie in 1..n-1."""
+    result = {"kind": "solve", "kernel": "jacobi", "scheme": "multiple", "threads": threads,
+              "time_s": {"min": 1.0, "median": 1.0, "max": 1.0}}
+    if reserved is not None:
+        result["reserved"] = reserved
+    rec = {"step": "solve", "source": "raw/x.json", "context": {}, "result": result}
+    with pytest.raises(study.InputError) as err:
+        study.check_result_record(rec, "results.jsonl line 7")
+    assert str(err.value) == f"results.jsonl line 7: {expected}"
+    study.check_result_record(dict(rec, result=dict(result, threads=4, reserved=3)), "ok")
 
 
 def test_a_damaged_record_of_an_unfinished_point_is_dropped_like_a_torn_line(tmp_path):
