@@ -78,6 +78,19 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      if (rank == 0)
+        std::printf(
+            "usage: hympi_roofline [--grid N] [--iters T] [--rounds R] [--threads N] "
+            "[--halo-depth H]\n\n"
+            "STREAM copy and hympi's kernels (jacobi, spmv stencil/crs/sell, with --halo-depth\n"
+            "H, and in cache) interleaved in R rounds; prints MLUP/s, bytes and the ratio to\n"
+            "the copy rate (medians), and a traffic model. Defaults: --grid 256 (N^3), --iters\n"
+            "16, --rounds 5, --threads 1, --halo-depth 8 (1..64). Launch it with mpirun, or\n"
+            "through bench/run_roofline.sh (binding) or make bench.\n");
+      MPI_Finalize();
+      return 0;
+    }
     int v = 0;
     if (i + 1 >= argc || !parse_positive(argv[i + 1], v)) {
       if (rank == 0) std::fprintf(stderr, "hympi_roofline: %s needs a positive integer\n", a.c_str());

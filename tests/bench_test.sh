@@ -227,6 +227,10 @@ PY
   rc=$?
   [ "$rc" = 2 ] && grep -qF "halo-depth above 64" <<< "$out" && passed=$((passed + 1)) ||
     fail "roofline-bad-depth: exit $rc: $(head -c 300 <<< "$out")"
+  out=$(timeout 60 "$roofline" --help 2>&1)
+  rc=$?
+  [ "$rc" = 0 ] && grep -qF "usage: hympi_roofline" <<< "$out" && passed=$((passed + 1)) ||
+    fail "roofline-help: exit $rc: $(head -c 300 <<< "$out")"
   # A table it cannot write (a full disk) fails, on one rank started alone.
   out=$(timeout 60 "$roofline" --grid 8 --iters 1 --rounds 1 2>&1 > /dev/full)
   rc=$?
