@@ -256,9 +256,9 @@ TEST(Kernels, SpmvSweepEqualsStencilApplyBitwise) {
   }
 }
 
-// SELL (both column layouts) gives CRS's values to the last bit, on the
-// whole box and on boxes that cut chunks (13 = one chunk of 8 + 5 rows);
-// the dot product it returns is summed in another order.
+// SELL (both column layouts; cg's sweep and spmv's) gives CRS's values to
+// the last bit, on the whole box and on boxes that cut chunks (13 = one chunk
+// of 8 + 5 rows); the dot product it returns is summed in another order.
 TEST(Kernels, SellEqualsCrsBitwise) {
   std::array<int, 3> n{13, 4, 3};
   Field x(n);
@@ -278,9 +278,14 @@ TEST(Kernels, SellEqualsCrsBitwise) {
         const double d1 = crs_apply_box(a, x, y1, b, kSpmvScale);
         const double d2 = sell_apply_box(s, x, y2, b, kSpmvScale);
         EXPECT_NEAR(d1, d2, 1e-13 * std::fabs(d1));  // summed in another order
+        Field y3(n);  // spmv's sweep, without the sum
+        sell_spmv_box(s, x, y3, b, kSpmvScale);
         for (int k = 0; k < n[2]; ++k)
           for (int j = 0; j < n[1]; ++j)
-            for (int i = 0; i < n[0]; ++i) EXPECT_EQ(y1.at(i, j, k), y2.at(i, j, k));
+            for (int i = 0; i < n[0]; ++i) {
+              EXPECT_EQ(y1.at(i, j, k), y2.at(i, j, k));
+              EXPECT_EQ(y1.at(i, j, k), y3.at(i, j, k));
+            }
       }
     }
 }

@@ -172,6 +172,8 @@ struct SellMatrix {
 SellMatrix build_sell(const Field& layout, const std::array<bool, 6>& has_neighbour_side,
                       bool compress_columns = true);
 double sell_apply_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale);
+// The same y without the sum (spmv): the same values to the last bit.
+void sell_spmv_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale);
 
 // The operator A in whichever form is stored: CRS or SELL when one is given,
 // matrix-free otherwise.

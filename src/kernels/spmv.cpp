@@ -26,11 +26,15 @@ class Spmv final : public Kernel {
   }
   KernelOutcome run(const KernelRun& run) const override {
     const StoredMatrix m = run.matrix;
-    // Matrix-free: the sweep without cg's dot product, which spmv would
-    // discard (the same y to the last bit).
+    // Matrix-free and SELL: the sweep without cg's dot product, which spmv
+    // would discard (the same y to the last bit).
     if (!m.crs && !m.sell)
       return detail::run_ping_pong(run, [](const Field& x, Field& y, const Box& b) {
         stencil_spmv_box(x, y, b, kSpmvScale);
+      });
+    if (m.sell)
+      return detail::run_ping_pong(run, [m](const Field& x, Field& y, const Box& b) {
+        sell_spmv_box(*m.sell, x, y, b, kSpmvScale);
       });
     return detail::run_ping_pong(run, [m](const Field& x, Field& y, const Box& b) {
       operator_apply_box(m, x, y, b, kSpmvScale);
