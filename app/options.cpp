@@ -336,12 +336,27 @@ bool pick_command(const std::vector<std::string>& args, Options& o) {
     return false;
   }
   const std::string& cmd = args[0];
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+  const bool asks_help = cmd == "--help" || cmd == "-h" || cmd == "help";
+  const bool asks_version = cmd == "--version" || cmd == "-V" || cmd == "version";
+  if ((asks_help || asks_version) && args.size() > 1) {
+    // 'hympi help solve' is 'hympi solve --help'; anything else after them
+    // was meant for something and would be dropped without a word.
+    if (asks_help && args.size() == 2 &&
+        (args[1] == "solve" || args[1] == "info" || args[1] == "bench")) {
+      pick_command({args[1]}, o);  // the command and its help text
+      o.help = true;
+      return false;
+    }
+    o.errors.push_back("'" + cmd + "' takes no arguments (got '" + args[1] +
+                       "'); for a command's options: hympi <command> --help");
+    return false;
+  }
+  if (asks_help) {
     o.help = true;
     o.help_text = main_usage();
     return false;
   }
-  if (cmd == "--version" || cmd == "-V" || cmd == "version") {
+  if (asks_version) {
     o.help = true;
     o.help_text = version_text();
     return false;

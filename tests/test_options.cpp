@@ -111,6 +111,17 @@ TEST(Options, VersionAndHelpTexts) {
   const Options v = parse({"--version"}, 1);
   EXPECT_TRUE(v.help && v.errors.empty());
   EXPECT_EQ(v.help_text.rfind("hympi ", 0), 0u);
+  // Words after --version / --help are refused, not dropped; 'help solve'
+  // is solve's help.
+  for (const char* first : {"--version", "--help", "help"}) {
+    const Options extra = parse({first, "extra"}, 1);
+    ASSERT_EQ(extra.errors.size(), 1u) << first;
+    EXPECT_NE(extra.errors[0].find("takes no arguments (got 'extra')"), std::string::npos)
+        << extra.errors[0];
+  }
+  const Options hs = parse({"help", "solve"}, 1);
+  EXPECT_TRUE(hs.help && hs.errors.empty()) << errors_of(hs);
+  EXPECT_EQ(hs.help_text.rfind("usage: hympi solve", 0), 0u) << hs.help_text;
   for (const char* b : {"overlap", "pack"}) {
     const Options h = parse({"bench", b, "--help"}, 1);
     std::size_t count = 0;
