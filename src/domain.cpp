@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -551,21 +552,30 @@ Domain::Domain(MPI_Comm parent, const DomainConfig& config)
   d.tracing = config.trace || !d.trace_env.empty();
   // Each rank's own: tiles are local, so ranks need not agree.
   const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS");
+  int unusable = 0;
   if (rows && *rows != '\0') {  // empty: unset
     char* end = nullptr;
     errno = 0;
     const long value = std::strtol(rows, &end, 10);
-    if (*end == '\0' && errno == 0 && value >= 1 && value <= 1000000) {
+    if (*end == '\0' && errno == 0 && value >= 1 && value <= 1000000)
       d.forced_tile_rows = static_cast<int>(value);
-    } else {
-      // A warning, not an error: the variable is read on each rank, and a
-      // refusal on some ranks only would leave the others waiting.
-      static std::once_flag warned;
-      std::call_once(warned, [&] {
-        std::fprintf(stderr, "hympi: HYMPI_WAVEFRONT_TILE_ROWS='%s' is not a number of rows "
-                     "(1-1000000); ignored, the tile height is measured\n", rows);
-      });
-    }
+    else
+      unusable = 1;
+  }
+  // A warning, not an error (the tile height is then measured), printed
+  // once by the first rank that has an unusable value rather than by every
+  // rank; a refusal would need the ranks to agree anyway.
+  int unusable_ranks = 0, first = unusable ? d.rank : INT_MAX;
+  HYMPI_CHECK_MPI(MPI_Allreduce(&unusable, &unusable_ranks, 1, MPI_INT, MPI_SUM, comm));
+  HYMPI_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (unusable && d.rank == first) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr,
+                   "hympi: HYMPI_WAVEFRONT_TILE_ROWS='%s' is not a number of rows (1-1000000) on "
+                   "%d rank(s); ignored there, the tile height is measured\n",
+                   rows, unusable_ranks);
+    });
   }
 }
 

@@ -68,9 +68,12 @@ grep -qF "2 ranks x 1 thread;" <<< "$out" || fail "singular: no '2 ranks x 1 thr
 # a warning (not refused: each rank reads it, and a refusal on some ranks
 # only would leave the others waiting); the run completes.
 export HYMPI_WAVEFRONT_TILE_ROWS=12abc
-check tile-rows-env 0 "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows" 2 \
+check tile-rows-env 0 "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows (1-1000000) on 2 rank(s)" 2 \
   solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
 grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
+# once, not once per rank
+[ "$(grep -c "HYMPI_WAVEFRONT_TILE_ROWS=" <<< "$out")" = 1 ] ||
+  fail "tile-rows-env: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
 unset HYMPI_WAVEFRONT_TILE_ROWS
 # OMP_NUM_THREADS that is not a count of ours: a warning (5000 was silently 1;
 # libgomp accepts it, and warns only on what it cannot parse); OpenMP's list
