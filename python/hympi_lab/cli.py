@@ -688,6 +688,16 @@ def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in lo..hi, refused before any file is read."""
+    def parse(text: str) -> int:
+        value = _positive_int(text)
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must lie in {lo}..{hi} (got {text!r})")
+        return value
+    return parse
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -1013,9 +1023,11 @@ def _add_project(sub: Subparsers) -> None:
                    help="project this kernel (repeat; default every kernel the study measured)")
     p.add_argument("--scaling", choices=("weak", "strong", "both"), default="both",
                    help="default both")
-    p.add_argument("--max-nodes", type=_positive_int, default=16384, metavar="N",
+    # The same ranges as project.request_problems, checked here so that a
+    # bad value is refused before the study is loaded.
+    p.add_argument("--max-nodes", type=_int_in(1, 16384), default=16384, metavar="N",
                    help="largest node count (default 16384)")
-    p.add_argument("--samples", type=_positive_int, default=200, metavar="S",
+    p.add_argument("--samples", type=_int_in(10, 100000), default=200, metavar="S",
                    help="Monte Carlo draws of the fitted parameters for the 16-84 %% band (default 200)")
     p.add_argument("-o", "--output", action="append", metavar="PNG",
                    help="efficiency plot (.png or .svg), one panel per kernel and scaling; repeatable")

@@ -423,6 +423,15 @@ def test_bad_numbers(tmp_path, capsys, args):
     assert "error:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--max-nodes", "20000"], "argument --max-nodes: must lie in 1..16384 (got '20000')"),
+    (["--samples", "1000000"], "argument --samples: must lie in 10..100000 (got '1000000')")])
+def test_out_of_range_refused_before_the_study_is_read(tmp_path, capsys, args, message):
+    # No study directory at all: the range is what gets reported.
+    assert cli.main(["project", str(tmp_path / "no-such-study"), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_a_kernel_the_study_did_not_measure(tmp_path, capsys):
     d = recorded(tmp_path)
     results = d / "results.jsonl"
