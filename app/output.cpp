@@ -130,8 +130,11 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
     for (int p = 0; p <= kPhaseCount; ++p) out << std::setw(12) << r.breakdown[t][p];
     out << "\n";
   }
-  out << std::setprecision(3) << "fractions  f_comm " << r.f_comm << "  f_comp_non " << r.f_comp_non
-      << "  f_comp_overlap " << r.f_comp_overlap << "\n";
+  if (r.iterations > 0)
+    out << std::setprecision(3) << "fractions  f_comm " << r.f_comm << "  f_comp_non "
+        << r.f_comp_non << "  f_comp_overlap " << r.f_comp_overlap << "\n";
+  else
+    out << "fractions  none: no iteration ran\n";
   out.unsetf(std::ios::fixed);
 }
 

@@ -134,7 +134,11 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   if (cfg.trace)
     res.trace = detail::gather_trace(reps.logs[med], reps.loop_starts[med], reps.local_times[med], comm);
   res.breakdown = detail::breakdown_max(reps.timers[med], reps.local_times[med], comm);
-  const detail::Fractions f = detail::critical_fractions(res.breakdown, reps.times[med]);
+  // No iteration ran (--iters 0): nothing was measured, so no fractions
+  // (all 0) rather than a wall time of set-up reported as f_comp_non 1.
+  const detail::Fractions f = res.iterations > 0
+                                  ? detail::critical_fractions(res.breakdown, reps.times[med])
+                                  : detail::Fractions{};
   res.f_comm = f.comm;
   res.f_comp_non = f.comp_non;
   res.f_comp_overlap = f.comp_overlap;

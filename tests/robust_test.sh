@@ -75,6 +75,11 @@ grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
 [ "$(grep -c "HYMPI_WAVEFRONT_TILE_ROWS=" <<< "$out")" = 1 ] ||
   fail "tile-rows-env: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
 unset HYMPI_WAVEFRONT_TILE_ROWS
+# No iteration: nothing measured, so no fractions (it said f_comp_non 1).
+check no-iterations 0 "fractions  none: no iteration ran" 2 \
+  solve --kernel spmv --grid 8^3 --iters 0 --json "$tmp/iters0.json"
+python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["results"][0]["fractions"]; assert set(f.values()) == {0.0}, f' \
+  "$tmp/iters0.json" || fail "no-iterations: JSON fractions are not all 0"
 # OMP_NUM_THREADS that is not a count of ours: a warning (5000 was silently 1;
 # libgomp accepts it, and warns only on what it cannot parse); OpenMP's list
 # syntax takes its first count; --threads overrides it without a word.
