@@ -359,9 +359,14 @@ def test_report_renders_in_headless_chromium(quick_study, tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_ends_the_run_keeps_results_and_says_how_to_resume(tmp_path, sig):
     outdir = tmp_path / "stopped"
+    # SIGINT back to its default in the child: a test run started as a
+    # background job (`make test &`, nohup) ignores SIGINT, the child inherits
+    # that, and Python then installs no KeyboardInterrupt handler at all (the
+    # study respects an ignored SIGINT, as nohup asks).
     child = subprocess.Popen([sys.executable, "-m", "hympi_lab.cli", "study", *STUDY_OPTS,
                               "--out", str(outdir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, cwd=ROOT)
+                             text=True, cwd=ROOT,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         path = outdir / "results.jsonl"
