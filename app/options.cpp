@@ -339,16 +339,23 @@ bool pick_command(const std::vector<std::string>& args, Options& o) {
   const bool asks_help = cmd == "--help" || cmd == "-h" || cmd == "help";
   const bool asks_version = cmd == "--version" || cmd == "-V" || cmd == "version";
   if ((asks_help || asks_version) && args.size() > 1) {
-    // 'hympi help solve' is 'hympi solve --help'; anything else after them
-    // was meant for something and would be dropped without a word.
-    if (asks_help && args.size() == 2 &&
-        (args[1] == "solve" || args[1] == "info" || args[1] == "bench")) {
-      pick_command({args[1]}, o);  // the command and its help text
+    // 'hympi help solve' is 'hympi solve --help' ('hympi help bench beff'
+    // that benchmark's); anything else after them was meant for something
+    // and would be dropped without a word.
+    const bool command = args[1] == "solve" || args[1] == "info" || args[1] == "bench";
+    if (asks_help && command && (args.size() == 2 || (args.size() == 3 && args[1] == "bench"))) {
+      pick_command({args.begin() + 1, args.end()}, o);  // the command and its help text
       o.help = true;
       return false;
     }
-    o.errors.push_back("'" + cmd + "' takes no arguments (got '" + args[1] +
-                       "'); for a command's options: hympi <command> --help");
+    std::string got;
+    for (std::size_t i = 1; i < args.size(); ++i) got += (i > 1 ? " " : "") + args[i];
+    if (asks_help)
+      o.errors.push_back("'" + cmd + "' takes at most a command (hympi help solve|info|bench "
+                         "[BENCHMARK]); got '" + got + "'");
+    else
+      o.errors.push_back("'" + cmd + "' takes no arguments (got '" + got +
+                         "'); for a command's options: hympi <command> --help");
     return false;
   }
   if (asks_help) {

@@ -134,8 +134,9 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   if (cfg.trace)
     res.trace = detail::gather_trace(reps.logs[med], reps.loop_starts[med], reps.local_times[med], comm);
   res.breakdown = detail::breakdown_max(reps.timers[med], reps.local_times[med], comm);
-  // No iteration ran (--iters 0): nothing was measured, so no fractions
-  // (all 0) rather than a wall time of set-up reported as f_comp_non 1.
+  // No iteration ran (--iters 0, or cg converged at the start): nothing was
+  // measured, so no fractions (all 0) rather than the set-up's wall time
+  // reported as f_comp_non 1.
   const detail::Fractions f = res.iterations > 0
                                   ? detail::critical_fractions(res.breakdown, reps.times[med])
                                   : detail::Fractions{};

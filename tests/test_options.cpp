@@ -113,15 +113,26 @@ TEST(Options, VersionAndHelpTexts) {
   EXPECT_EQ(v.help_text.rfind("hympi ", 0), 0u);
   // Words after --version / --help are refused, not dropped; 'help solve'
   // is solve's help.
-  for (const char* first : {"--version", "--help", "help"}) {
+  for (const char* first : {"--version", "-V"}) {
     const Options extra = parse({first, "extra"}, 1);
     ASSERT_EQ(extra.errors.size(), 1u) << first;
     EXPECT_NE(extra.errors[0].find("takes no arguments (got 'extra')"), std::string::npos)
         << extra.errors[0];
   }
+  for (const char* first : {"--help", "help"}) {
+    const Options extra = parse({first, "extra"}, 1);
+    ASSERT_EQ(extra.errors.size(), 1u) << first;
+    EXPECT_NE(extra.errors[0].find("takes at most a command"), std::string::npos) << extra.errors[0];
+  }
   const Options hs = parse({"help", "solve"}, 1);
   EXPECT_TRUE(hs.help && hs.errors.empty()) << errors_of(hs);
   EXPECT_EQ(hs.help_text.rfind("usage: hympi solve", 0), 0u) << hs.help_text;
+  const Options hb = parse({"help", "bench", "beff"}, 1);
+  EXPECT_TRUE(hb.help && hb.errors.empty()) << errors_of(hb);
+  EXPECT_EQ(hb.help_text, parse({"bench", "beff", "--help"}, 1).help_text);
+  const Options hk = parse({"help", "solve", "--kernel"}, 1);
+  ASSERT_EQ(hk.errors.size(), 1u);
+  EXPECT_NE(hk.errors[0].find("got 'solve --kernel'"), std::string::npos) << hk.errors[0];
   for (const char* b : {"overlap", "pack"}) {
     const Options h = parse({"bench", b, "--help"}, 1);
     std::size_t count = 0;
