@@ -290,6 +290,56 @@ TEST(Kernels, SellEqualsCrsBitwise) {
     }
 }
 
+// Chunks whose slots are partly offsets and partly consecutive columns (a
+// mask that build_sell itself never makes: it stores all slots one way):
+// the offsets pointer must step over masked slots only. Built from the plain
+// layout by dropping the offsets of slots 0 and 2 and shifting the others'
+// base and offsets apart; y equals CRS's.
+TEST(Kernels, SellMixedMasksEqualCrsBitwise) {
+  std::array<int, 3> n{13, 4, 3};
+  Field x(n);
+  for (int k = -1; k <= n[2]; ++k)
+    for (int j = -1; j <= n[1]; ++j)
+      for (int i = -1; i <= n[0]; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1);
+  const std::array<bool, 6> sides{true, false, true, true, false, true};
+  const CrsMatrix a = build_crs(x, sides);
+  SellMatrix s = build_sell(x, sides, false);
+  std::vector<std::uint16_t> kept;
+  const std::size_t chunks = s.mask.size();
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::uint16_t* o = s.off.data() + s.off_ptr[c];
+    const std::int64_t first = static_cast<std::int64_t>(kept.size());
+    int slot_run = 0;
+    for (int slot = 0; slot < 7; ++slot) {  // diagonal and six neighbours
+      if (!(s.mask[c] >> slot & 1u)) continue;
+      const std::uint16_t* run = o + kSellChunk * slot_run++;
+      if (slot == 0 || slot == 2) continue;  // consecutive: base + r, no offsets
+      // The same columns through a base moved back by slot + 1 and offsets
+      // moved up as much: each masked slot's offsets differ from the others',
+      // so reading another slot's run would read other columns.
+      s.base[static_cast<std::size_t>(s.chunk_ptr[c] / kSellChunk + slot)] -= slot + 1;
+      for (int r = 0; r < kSellChunk; ++r) kept.push_back(static_cast<std::uint16_t>(run[r] + slot + 1));
+    }
+    s.mask[c] &= static_cast<std::uint8_t>(~0x5u);
+    s.off_ptr[c] = first;
+  }
+  s.off_ptr[chunks] = static_cast<std::int64_t>(kept.size());
+  s.off = kept;
+  const Box boxes[] = {x.interior(), Box{{3, 1, 0}, {11, 4, 2}}, Box{{9, 0, 1}, {13, 2, 3}}};
+  for (const Box& b : boxes) {
+    Field y1(n), y2(n), y3(n);
+    crs_apply_box(a, x, y1, b, kSpmvScale);
+    sell_apply_box(s, x, y2, b, kSpmvScale);
+    sell_spmv_box(s, x, y3, b, kSpmvScale);
+    for (int k = -1; k <= n[2]; ++k)
+      for (int j = -1; j <= n[1]; ++j)
+        for (int i = -1; i <= n[0]; ++i) {  // halo and points outside b: untouched (0)
+          EXPECT_EQ(y1.at(i, j, k), y2.at(i, j, k)) << i << " " << j << " " << k;
+          EXPECT_EQ(y1.at(i, j, k), y3.at(i, j, k)) << i << " " << j << " " << k;
+        }
+  }
+}
+
 TEST(Reference, CgConvergesOnSmallGrid) {
   ReferenceResult r = reference_solve(KernelKind::Cg, {8, 8, 8}, false, 0, 1e-10, 1000);
   EXPECT_LT(r.residual, 1e-10);
