@@ -198,7 +198,9 @@ double dot_box(const Field& a, const Field& b, const Box& box);
 double r_update_box(Field& r, const Field& q, double alpha, const Box& box);  // r -= a q; r.r
 // x += a p, then p = r + b p: x's update deferred to the sweep that reads p anyway.
 void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box);
-// Matrix-free: p.(A p) without storing A p, and r -= a (A p) recomputing A p
+// Matrix-free: p.(A p) without storing A p (from p and its + halo only: the
+// sum over all boxes and ranks is p.(A p), one box's sum is not; equal in
+// exact arithmetic, not to the last bit), and r -= a (A p) recomputing A p
 // from p (halo still valid) with the very operations of stencil_apply_box
 // (scale 1), so r is what it would be from a stored q, to the last bit.
 double stencil_dot_box(const Field& p, const Box& box);

@@ -2,16 +2,20 @@
 // iterates of the frozen reference (reference_cg) in three sweeps per
 // iteration:
 //   1. q = A p through the scheme (the only halo exchange: p's), p.q summed
-//      inside the sweep; matrix-free, q is not stored at all (p.(A p) only);
+//      inside the sweep; matrix-free, q is not stored at all: p.(A p) is
+//      summed as 6 p.p - 2 p.(forward neighbours), four loads per point
+//      instead of seven (stencil_dot_box);
 //   2. r -= alpha q, r.r summed in the same pass (matrix-free: A p
 //      recomputed from p, whose halo is still valid, by the same operations);
 //   3. x += alpha p and p = r + beta p in one pass: x's update waits for the
 //      sweep that reads p anyway.
 // Per point that is 10 arrays streamed with a stored matrix, against 11 for
 // separate x/r and p updates (and PETSc KSPCG's 14-15: MatMult, VecDot,
-// 2 VecAXPY, VecNorm, VecAYPX), and 9 matrix-free. Every value is computed
-// by the same operations in the same order as before the fusion, so the
-// iterates do not change. The two reductions per iteration stay two
+// 2 VecAXPY, VecNorm, VecAYPX), and 9 matrix-free. Every vector value is
+// computed by the same operations in the same order as before the fusion;
+// matrix-free p.(A p) is summed in another form (the same in exact
+// arithmetic), so there the iterates differ by round-off. The two
+// reductions per iteration stay two
 // MPI_Allreduce calls: beta needs r.r after r's update, which needs alpha,
 // which needs p.q; merging them (Chronopoulos-Gear, pipelined CG) changes
 // the recurrence, not just the order of passes. The reductions are the

@@ -12,6 +12,15 @@ constexpr double kSixth = 1.0 / 6.0;
 constexpr int kSellSlots = 7;  // diagonal and six neighbours
 }
 
+// Software prefetch kPlanesAhead planes above the row being computed. A
+// sweep of the 7-point stencil streams one new plane from memory while its
+// other reads hit cache; on the 2-core VM the hardware prefetcher alone kept
+// cg's p.(A p) sweep at 10 GB/s (1 rank, 128^3). Issued only where that
+// plane exists (interior or halo), so the address stays inside the field.
+namespace {
+constexpr int kPlanesAhead = 2;
+}  // namespace
+
 void jacobi_box(const Field& u, Field& u_new, const Box& box) {
   if (box.empty()) return;
   const std::ptrdiff_t sj = u.stride_j(), sk = u.stride_k();
@@ -393,21 +402,30 @@ void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta
     }
 }
 
+// p.(A p) = sum_i 6 p_i^2 - sum_i sum_nb p_i p_nb, and the second sum counts
+// every coupling twice, once from each end: so it is 2 sum_i p_i (p_i+x +
+// p_i+y + p_i+z), the forward neighbours only. A coupling across a box or
+// rank face is counted by the box below it (which reads the other's points
+// or its + halo, exchanged); one into a Dirichlet boundary reads a halo of
+// 0. Four loads per point instead of seven: this sweep was core-bound, at
+// 1.1-1.3 G points/s from memory while reading one array. The same value
+// as p . (A p) in exact arithmetic, not to the last bit (the terms cancel
+// differently), so cg's iterates change by round-off only.
 double stencil_dot_box(const Field& p, const Box& box) {
   if (box.empty()) return 0.0;
   const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
   const int n = box.extent(0);
   double dot = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    const bool ahead = k + kPlanesAhead < p.size()[2] + p.halo();
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const double* __restrict c = p.data() + p.index(box.lo[0], j, k);
+      if (ahead)
+        for (int q = 0; q < n; q += 8) __builtin_prefetch(c + q + kPlanesAhead * sk, 0, 3);
 #pragma omp simd reduction(+ : dot)
-      for (int i = 0; i < n; ++i) {
-        const double v =
-            (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) * 1.0;
-        dot += c[i] * v;
-      }
+      for (int i = 0; i < n; ++i) dot += c[i] * (6.0 * c[i] - 2.0 * (c[i + 1] + c[i + sj] + c[i + sk]));
     }
+  }
   return dot;
 }
 
@@ -416,11 +434,14 @@ double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& b
   const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
   const int n = box.extent(0);
   double rr = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    const bool ahead = k + kPlanesAhead < p.size()[2] + p.halo();
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = p.index(box.lo[0], j, k);
       const double* __restrict c = p.data() + base;
       double* __restrict rs = r.data() + base;
+      if (ahead)
+        for (int q = 0; q < n; q += 8) __builtin_prefetch(c + q + kPlanesAhead * sk, 0, 3);
 #pragma omp simd reduction(+ : rr)
       for (int i = 0; i < n; ++i) {
         const double q =
@@ -429,6 +450,7 @@ double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& b
         rr += rs[i] * rs[i];
       }
     }
+  }
   return rr;
 }
 
