@@ -396,9 +396,13 @@ def cmd_eq14(args: argparse.Namespace, out: TextIO) -> int:
     data = {"comm_ratio": args.comm_ratio, "non_ratio": args.non_ratio, "n": args.n, "m": args.m,
             "nk_cross": cross, "nk_peak": peak, "eps_peak": eps_peak,
             "points": [{"nk_loc": nk, "epsilon": e} for nk, e in zip(nks, values)]}
+    if args.comm_ratio > 0:
+        summary = f"epsilon = 1 at nk_loc = {cross:.4g}, peak {eps_peak:.4f} at nk_loc = {peak:.4g}"
+    else:  # no crossing and no peak: 'epsilon = 1 at nk_loc = 0' read as a result
+        summary = (f"no communication: epsilon = {eps_peak:.4f} at every nk_loc (the {args.m} "
+                   f"reserved thread(s) have nothing to overlap)")
     text = _table(f"eq. (14) (seed 000 sec. 7.2.2): x_comm/x_overlap = {args.comm_ratio:g}, "
-                  f"x_non/x_overlap = {args.non_ratio:g}, n = {args.n}, m = {args.m}; "
-                  f"epsilon = 1 at nk_loc = {cross:.4g}, peak {eps_peak:.4f} at nk_loc = {peak:.4g}",
+                  f"x_non/x_overlap = {args.non_ratio:g}, n = {args.n}, m = {args.m}; {summary}",
                   ["nk_loc", "epsilon"], [(f"{nk:g}", e) for nk, e in zip(nks, values)])
     _emit(args, "model eq14", data, text, out)
     return 0

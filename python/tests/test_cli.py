@@ -151,6 +151,16 @@ def test_model_eq14(capsys: pytest.CaptureFixture[str]) -> None:
     assert eps[4] > 1 > eps[64] and eps[32] == pytest.approx(1, abs=1e-3)
 
 
+def test_model_eq14_without_communication(capsys: pytest.CaptureFixture[str]) -> None:
+    # a = 0: no crossing and no peak; epsilon = (b + 1) / (b + n/(n-m)) everywhere. The
+    # text said 'epsilon = 1 at nk_loc = 0, peak ... at nk_loc = 0'.
+    assert main(["model", "eq14", "--comm-ratio", "0", "--non-ratio", "0.2", "--n", "4",
+                 "--m", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "no communication: epsilon = 0.7826 at every nk_loc" in out
+    assert "epsilon = 1 at nk_loc" not in out
+
+
 # --- fit ------------------------------------------------------------------------
 
 def overlap_records(a: float, b: float, ms: tuple[int, ...], noise: float, seed: int) -> list[dict[str, Any]]:
