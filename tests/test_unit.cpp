@@ -36,6 +36,15 @@ TEST(Split, TenIntoThree) {
 }
 
 namespace {
+// The reference problem's initial values on every point of x, its one-layer
+// halo included (the kernels' tests read the halo as neighbours' values).
+void fill_initial_with_halo(Field& x) {
+  const std::array<int, 3>& n = x.size();
+  for (int k = -1; k <= n[2]; ++k)
+    for (int j = -1; j <= n[1]; ++j)
+      for (int i = -1; i <= n[0]; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1);
+}
+
 // Every point of `outer` is in exactly one box.
 void expect_partition(const Box& outer, const std::vector<Box>& boxes) {
   long long total = 0;
@@ -220,9 +229,7 @@ TEST(Kernels, JacobiBoxMatchesReferenceOnOneBox) {
 TEST(Kernels, CrsEqualsStencil) {
   std::array<int, 3> n{5, 4, 3};
   Field x(n), y1(n), y2(n);
-  for (int k = -1; k <= 3; ++k)
-    for (int j = -1; j <= 4; ++j)
-      for (int i = -1; i <= 5; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1);
+  fill_initial_with_halo(x);
   std::array<bool, 6> all{true, true, true, true, true, true};
   CrsMatrix a = build_crs(x, all);
   EXPECT_EQ(a.col.size(), 7u * 60);
@@ -293,9 +300,7 @@ TEST(Kernels, SpmvSweepEqualsStencilApplyBitwise) {
 TEST(Kernels, SellEqualsCrsBitwise) {
   std::array<int, 3> n{13, 4, 3};
   Field x(n);
-  for (int k = -1; k <= n[2]; ++k)
-    for (int j = -1; j <= n[1]; ++j)
-      for (int i = -1; i <= n[0]; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1);
+  fill_initial_with_halo(x);
   const Box boxes[] = {x.interior(), Box{{3, 1, 0}, {11, 4, 2}}, Box{{9, 0, 1}, {13, 2, 3}},
                        Box{{0, 0, 0}, {1, 4, 3}}};
   for (bool periodic : {true, false})
@@ -329,9 +334,7 @@ TEST(Kernels, SellEqualsCrsBitwise) {
 TEST(Kernels, SellMixedMasksEqualCrsBitwise) {
   std::array<int, 3> n{13, 4, 3};
   Field x(n);
-  for (int k = -1; k <= n[2]; ++k)
-    for (int j = -1; j <= n[1]; ++j)
-      for (int i = -1; i <= n[0]; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1);
+  fill_initial_with_halo(x);
   const std::array<bool, 6> sides{true, false, true, true, false, true};
   const CrsMatrix a = build_crs(x, sides);
   SellMatrix s = build_sell(x, sides, false);
