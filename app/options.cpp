@@ -171,6 +171,7 @@ const std::map<std::string, std::string>& flag_of_parameter() {
       {"kernel", "--kernel"},     {"format", "--format"},
       {"scheme", "--scheme"},     {"grid", "--grid"},
       {"periodic", "--periodic"}, {"iters", "--iters"}, {"halo_depth", "--halo-depth"},
+      {"stores", "--stores"},
       {"threads", "--threads"},   {"reserved", "--reserved"},
       {"tol", "--tol"},           {"max_iters", "--max-iters"},
       {"repeat", "--repeat"},     {"ranks_per_node", "--ranks-per-node"},
@@ -238,6 +239,10 @@ std::string solve_help() {
          "  --halo-depth H        temporal blocking (jacobi, spmv stencil): halos H deep,\n"
          "                        one exchange per H iterations, the H sweeps in between as\n"
          "                        a wavefront over k planes (default 1; 1..64)\n"
+         "  --stores S            auto | cached | streaming: how jacobi and spmv stencil at\n"
+         "                        halo depth 1 write their output (streaming: non-temporal\n"
+         "                        stores, no write-allocate read; auto: streaming where a\n"
+         "                        thread's share of the array exceeds its L2; default auto)\n"
          "  --periodic            periodic boundaries (default Dirichlet 0)\n"
          "  --scheme S            " + scheme_names() + " (default " + SolveConfig{}.scheme->info.name + ")\n"
          "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
@@ -440,6 +445,16 @@ void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
   h.with_value["--grid"] = grid_opt(e, "--grid", s.grid, &seen.grid);
   h.with_value["--iters"] = [&](const std::string& v) { int_opt(e, "--iters", 0, kBig, "iterations", v, s.iters); };
   h.with_value["--halo-depth"] = [&](const std::string& v) { int_opt(e, "--halo-depth", 1, 64, "layers", v, s.halo_depth); };
+  h.with_value["--stores"] = [&](const std::string& v) {
+    if (v == "auto")
+      s.stores = StoresChoice::Auto;
+    else if (v == "cached")
+      s.stores = StoresChoice::Cached;
+    else if (v == "streaming")
+      s.stores = StoresChoice::Streaming;
+    else
+      e.push_back("--stores '" + v + "': expected auto, cached or streaming");
+  };
   h.with_value["--format"] = [&](const std::string& v) {
     if (v == "stencil")
       s.format = MatrixFormat::Stencil;

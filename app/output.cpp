@@ -61,6 +61,8 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"reserved", r.reserved_used},
       {"iters", r.iterations},
       {"halo_depth", c.halo_depth},
+      {"stores", stores_name(r.stores)},
+      {"stores_requested", stores_choice_name(c.stores)},
       {"exchanges", r.exchanges},
       {"checksum", r.checksum},
       {"l2", r.l2},
@@ -118,6 +120,9 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
       << "  (messages " << r.messages_intra << " / " << r.messages_inter << ")";
   if (r.bytes_zero_copy > 0) out << "  zero-copy " << r.bytes_zero_copy;
   out << "\n";
+  if (kernel_info(c.kernel).streaming_stores)
+    out << "stores     " << stores_name(r.stores) << " (--stores " << stores_choice_name(c.stores)
+        << ")\n";
   if (c.halo_depth > 1)
     out << "halo depth " << c.halo_depth << ": " << r.exchanges << " exchanges for "
         << r.iterations << " iterations (faces " << c.halo_depth

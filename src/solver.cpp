@@ -16,6 +16,7 @@
 #include "hympi/scheme.hpp"
 #include "kernels/kernel_util.hpp"
 #include "run_support.hpp"
+#include "wavefront_tiles.hpp"
 
 namespace hympi {
 
@@ -186,7 +187,10 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
   res.grid = domain.grid();
   const OwnedMatrix matrix = stored_matrix(kernel.info(), cfg, domain.local());
 
-  const KernelRun run{cfg, domain, matrix.view()};
+  int ranks = 1;
+  HYMPI_CHECK_MPI(MPI_Comm_size(domain.comm(), &ranks));
+  res.stores = streaming_stores_for(cfg, ranks);
+  const KernelRun run{cfg, domain, matrix.view(), res.stores};
   Repetitions reps = run_repetitions(kernel, run);
   summarise(res, reps, run);
   if (local) {
@@ -231,6 +235,18 @@ void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
                      " (temporal blocking) applies only to: " + names + ", in format stencil" +
                      (k.temporal_blocking ? " (format " + std::string(format_name(c.format)) + " given)"
                                           : " (" + k.name + " is not one)"));
+  }
+  if (c.stores == StoresChoice::Streaming) {
+    std::string names;
+    for (const auto& other : kernel_registry())
+      if (other.streaming_stores) names += (names.empty() ? "" : ", ") + other.name;
+    if (!k.streaming_stores || c.format != MatrixFormat::Stencil || c.halo_depth > 1)
+      errors.push_back("`stores` streaming applies only to the one-sweep loop (`halo_depth` 1, format "
+                       "stencil) of: " + names + " (the kernels that write an output array they do "
+                       "not read)");
+    else if (!streaming_stores_available())
+      errors.push_back("`stores` streaming: this build has no streaming stores (x86 with SSE2 or "
+                       "wider only); use cached or auto");
   }
   if (!k.supports(c.format)) {
     std::string names;
@@ -293,6 +309,27 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
 }
 
 }  // namespace
+
+const char* stores_choice_name(StoresChoice s) {
+  switch (s) {
+    case StoresChoice::Cached: return "cached";
+    case StoresChoice::Streaming: return "streaming";
+    case StoresChoice::Auto: break;
+  }
+  return "auto";
+}
+
+Stores streaming_stores_for(const SolveConfig& c, int ranks, double l2_bytes) {
+  const KernelInfo* k = registered(c.kernel);
+  const bool applies = k && k->streaming_stores && c.format == MatrixFormat::Stencil &&
+                       c.halo_depth == 1 && streaming_stores_available();
+  if (!applies || c.stores == StoresChoice::Cached) return Stores::Cached;
+  if (c.stores == StoresChoice::Streaming) return Stores::Streaming;
+  if (l2_bytes <= 0) l2_bytes = detail::l2_cache_bytes();
+  const double points = 1.0 * c.grid[0] * c.grid[1] * c.grid[2];
+  const double share = sizeof(double) * points / (1.0 * std::max(1, ranks) * std::max(1, c.threads));
+  return share > l2_bytes ? Stores::Streaming : Stores::Cached;
+}
 
 std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
                                          double node_memory_bytes) {

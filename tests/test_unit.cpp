@@ -2,7 +2,9 @@
 // pack/unpack round trips, argument parsing, configuration checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <cstdint>
 #include <set>
@@ -294,6 +296,55 @@ TEST(Kernels, SpmvSweepEqualsStencilApplyBitwise) {
   }
 }
 
+// Streaming stores write the values cached stores write, to the last bit,
+// and nothing outside the box: jacobi and spmv, both row layouts, boxes
+// whose rows start on and off a vector boundary and are shorter and longer
+// than one vector (the head, the streamed body and the tail of each row).
+TEST(Kernels, StreamingStoresEqualCachedBitwise) {
+  for (RowLayout rows : {RowLayout::Packed, RowLayout::CacheLine}) {
+    const std::array<int, 3> n{37, 6, 5};
+    Field x(n, 1, rows);
+    for (int k = -1; k <= n[2]; ++k)
+      for (int j = -1; j <= n[1]; ++j)
+        for (int i = -1; i <= n[0]; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.01 * i;
+    std::vector<Box> boxes = {x.interior()};
+    for (int lo : {0, 1, 3, 7, 8, 9})
+      for (int len : {1, 5, 8, 13, 28}) {
+        if (lo + len > n[0]) continue;
+        Box b;
+        b.lo = {lo, 1, 2};
+        b.hi = {lo + len, 5, 4};
+        boxes.push_back(b);
+      }
+    for (const Box& box : boxes)
+      for (int kernel = 0; kernel < 2; ++kernel) {
+        Field cached(n, 1, rows), streamed(n, 1, rows);
+        // A sentinel everywhere, so a store outside the box shows.
+        std::fill(cached.data(), cached.data() + cached.count(), -7.0);
+        std::fill(streamed.data(), streamed.data() + streamed.count(), -7.0);
+        if (kernel == 0) {
+          jacobi_box(x, cached, box, Stores::Cached);
+          jacobi_box(x, streamed, box, Stores::Streaming);
+        } else {
+          stencil_spmv_box(x, cached, box, kSpmvScale, Stores::Cached);
+          stencil_spmv_box(x, streamed, box, kSpmvScale, Stores::Streaming);
+        }
+        long long differ = 0, written = 0;
+        for (std::size_t p = 0; p < cached.count(); ++p) {
+          differ += std::memcmp(&cached.data()[p], &streamed.data()[p], sizeof(double)) != 0;
+          written += cached.data()[p] != -7.0;
+        }
+        EXPECT_EQ(differ, 0) << (kernel ? "spmv" : "jacobi") << " box i " << box.lo[0] << ".."
+                             << box.hi[0];
+        EXPECT_EQ(written, box.points());
+      }
+  }
+  EXPECT_STREQ(stores_name(Stores::Streaming), "streaming");
+#if defined(__x86_64__)
+  EXPECT_TRUE(streaming_stores_available());
+#endif
+}
+
 // SELL (both column layouts; cg's sweep and spmv's) gives CRS's values to
 // the last bit, on the whole box and on boxes that cut chunks (13 = one chunk
 // of 8 + 5 rows); the dot product it returns is summed in another order.
@@ -471,6 +522,47 @@ TEST(Validate, SemanticErrors) {
   EXPECT_FALSE(validate_config(c, 4, nullptr, 0).empty());  // 4 ranks, 2 points
   c.grid = {1000, 1000, 1000};
   EXPECT_FALSE(validate_config(c, 4, nullptr, 1e9).empty());  // 8 GB > 1 GB
+}
+
+// --stores: auto streams where one thread's share of the output array
+// exceeds the L2 given, only for the kernels with a separate output array
+// at halo depth 1 in the stencil format; an explicit streaming elsewhere is
+// refused with the kernels it applies to.
+TEST(Validate, StreamingStoresRule) {
+  SolveConfig c;
+  c.kernel = KernelKind::Jacobi;
+  c.grid = {128, 128, 128};  // 16.8 MB of output
+  c.threads = 2;
+  const double l2 = 2.0 * 1024 * 1024;
+  if (!streaming_stores_available()) GTEST_SKIP() << "no streaming stores in this build";
+  EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Streaming);  // 8.4 MB a thread
+  EXPECT_EQ(streaming_stores_for(c, 3, l2), Stores::Streaming);  // 2.8 MB
+  EXPECT_EQ(streaming_stores_for(c, 4, l2), Stores::Cached);     // 2 MiB: not more
+  EXPECT_EQ(streaming_stores_for(c, 8, l2), Stores::Cached);     // 1.05 MB
+  c.stores = StoresChoice::Cached;
+  EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Cached);
+  c.stores = StoresChoice::Streaming;
+  EXPECT_EQ(streaming_stores_for(c, 8, l2), Stores::Streaming);
+  EXPECT_TRUE(validate_config(c, 8, nullptr, 0).empty());
+  c.stores = StoresChoice::Auto;
+  c.kernel = KernelKind::Spmv;
+  EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Streaming);
+  c.format = MatrixFormat::Sell;  // no separate sweep of its own to stream
+  EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Cached);
+  c.format = MatrixFormat::Stencil;
+  c.halo_depth = 2;  // the tiles re-read their output from cache
+  EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Cached);
+  c.stores = StoresChoice::Streaming;
+  auto e = validate_config(c, 1, nullptr, 0);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("`stores` streaming applies only to the one-sweep loop"), std::string::npos);
+  EXPECT_NE(e[0].find("jacobi, spmv"), std::string::npos);
+  c.halo_depth = 1;
+  for (KernelKind k : {KernelKind::Cg, KernelKind::Rbgs}) {
+    c.kernel = k;
+    EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Cached);
+    EXPECT_EQ(validate_config(c, 1, nullptr, 0).size(), 1u);
+  }
 }
 
 // The memory check counts what the fields allocate: halo layers (halo x

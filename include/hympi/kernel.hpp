@@ -22,6 +22,9 @@ struct KernelRun {
   const SolveConfig& cfg;
   Domain& domain;             // decomposition, scheme, sweeps, clock
   StoredMatrix matrix;        // the stored matrix (format crs or sell), else none
+  // How a one-sweep loop writes its output array (kernels with
+  // KernelInfo::streaming_stores; the solver's streaming_stores_for).
+  Stores stores = Stores::Cached;
 };
 
 struct KernelOutcome {

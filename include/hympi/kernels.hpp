@@ -73,6 +73,10 @@ struct KernelInfo {
   // stencil format: a two-field sweep whose points are computed the same way
   // in the halo as in the box (Domain::sweep_block).
   bool temporal_blocking = false;
+  // Its one-sweep loop (halo_depth 1, stencil format) writes a second array
+  // it does not read, and can write it with streaming stores
+  // (SolveConfig::stores).
+  bool streaming_stores = false;
   PeriodicRule periodic = PeriodicRule::Allowed;
   std::string periodic_why;        // why the periodic rule (for its message)
 
@@ -107,8 +111,23 @@ inline double initial_value(long long i, long long j, long long k) {
 constexpr double kRhs = 1.0;
 constexpr double kSpmvScale = 1.0 / 12.0;  // x <- (A x) / 12
 
+// How a sweep writes its output array. Cached: ordinary stores; a store to
+// a line that is not in cache first reads that line (write-allocate), so an
+// output streamed to memory costs 8 bytes read + 8 written per point.
+// Streaming: non-temporal stores for the whole aligned vectors of each row
+// (x86: MOVNTPD), which send the line to memory without reading it, and
+// leave it out of the cache: faster where the array would not have stayed
+// in cache anyway, much slower where it would have (bench/README.md). The
+// values written are the same to the last bit either way.
+enum class Stores { Cached, Streaming };
+// "cached", "streaming".
+const char* stores_name(Stores s);
+// Whether Stores::Streaming streams in this build (x86 with SSE2 or wider);
+// elsewhere it stores as Cached does.
+bool streaming_stores_available();
+
 // u_new = (S(u) + f) / 6 on box.
-void jacobi_box(const Field& u, Field& u_new, const Box& box);
+void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores = Stores::Cached);
 // In-place update of the points of one colour ((gi+gj+gk) % 2 == colour,
 // global indices) in box; offset = global index of local point (0,0,0).
 void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset);
@@ -116,7 +135,8 @@ void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& of
 double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale);
 // The same y without the sum (spmv discards it): the same operations for y,
 // so the same values to the last bit, without the reduction's dependent adds.
-void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale);
+void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale,
+                      Stores stores = Stores::Cached);
 
 // The 7-point operator stored as a CRS matrix over the local points (row =
 // local point, i fastest); columns index the haloed array of a Field of the

@@ -22,6 +22,16 @@ namespace hympi {
 // which stops near the rounding error, so "converged" would mean nothing.
 constexpr double kMinTol = 1e-15;
 
+// How the one-sweep loop (halo_depth 1, stencil format) of a kernel with
+// KernelInfo::streaming_stores writes its output array (Stores, kernels.hpp).
+// Auto: streaming where one thread's share of that array is larger than a
+// core's L2 cache (it cannot stay in cache from one sweep to the next, so
+// the write-allocate read is pure cost), else cached. See
+// streaming_stores_for.
+enum class StoresChoice { Auto, Cached, Streaming };
+// "auto", "cached", "streaming": the names the CLI and the JSON use.
+const char* stores_choice_name(StoresChoice s);
+
 struct SolveConfig {
   KernelKind kernel = KernelKind::Jacobi;
   MatrixFormat format = MatrixFormat::Stencil;
@@ -33,6 +43,7 @@ struct SolveConfig {
   // Temporal blocking: iterations per halo exchange (halos this deep; the
   // kernels with KernelInfo::temporal_blocking, stencil format).
   int halo_depth = 1;
+  StoresChoice stores = StoresChoice::Auto;
   int threads = 1;
   int reserved = 0;          // 0: scheme default (multiple: 1)
   double tol = 1e-8;         // cg, kMinTol .. 1
@@ -61,6 +72,7 @@ struct SolveResult {
   int reserved_used = 0;
   GridChoice grid;
   NodeMap nodes;
+  Stores stores = Stores::Cached;  // how the output array was written (config.stores)
   int iterations = 0;        // iterations done (cg: until converged)
   double residual = 0;       // cg: final relative residual
   bool converged = true;     // cg: residual < tol (false: stopped at max_iters)
@@ -107,5 +119,12 @@ std::vector<std::string> validate_config(const SolveConfig& config, int ranks,
                                          const NodeMap* real_nodes, double node_memory_bytes);
 
 const char* kernel_name(KernelKind k);
+
+// The stores config.stores gives on `ranks` ranks: Cached for a kernel or
+// format or halo depth that has no separate output array to stream, and in
+// a build without streaming stores; for Auto, Streaming where the output
+// array's points per thread (grid points / (ranks x threads)) take more
+// than l2_bytes (0: this machine's L2 per core). The same on every rank.
+Stores streaming_stores_for(const SolveConfig& config, int ranks, double l2_bytes = 0);
 
 }  // namespace hympi

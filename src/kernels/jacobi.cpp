@@ -18,13 +18,14 @@ class Jacobi final : public Kernel {
       k.bytes_per_point = 2 * sizeof(double);  // stream u in, u_new out
       k.fields = 2;
       k.temporal_blocking = true;
+      k.streaming_stores = true;
       return k;
     }();
     return i;
   }
   KernelOutcome run(const KernelRun& run) const override {
-    return detail::run_ping_pong(run, [](const Field& u, Field& u_new, const Box& b) {
-      jacobi_box(u, u_new, b);
+    return detail::run_ping_pong(run, [](const Field& u, Field& u_new, const Box& b, Stores s) {
+      jacobi_box(u, u_new, b, s);
     });
   }
   ReferenceResult reference(const ReferenceProblem& p) const override {

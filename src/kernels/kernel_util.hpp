@@ -24,8 +24,10 @@ struct alignas(64) Partial {
 };
 
 // A kernel that reads one field and writes the other, then swaps them, once
-// per iteration (jacobi, spmv): box_op(in, out, box) computes one box. With
-// a halo depth h > 1, h iterations per exchange (Domain::sweep_block).
+// per iteration (jacobi, spmv): box_op(in, out, box, stores) computes one
+// box. With a halo depth h > 1, h iterations per exchange
+// (Domain::sweep_block), always with cached stores: the next sweep of a
+// tile reads the output from cache.
 template <typename BoxOp>
 KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   Domain& domain = run.domain;
@@ -42,13 +44,16 @@ KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   const int depth = domain.config().depth;
   domain.start_clock();
   if (depth == 1) {
+    const Stores stores = run.stores;
     for (int it = 0; it < run.cfg.iters; ++it) {
-      domain.sweep({cur}, [&box_op, cur, nxt](const Box& box, int) { box_op(*cur, *nxt, box); });
+      domain.sweep({cur}, [&box_op, cur, nxt, stores](const Box& box, int) {
+        box_op(*cur, *nxt, box, stores);
+      });
       std::swap(cur, nxt);
     }
   } else {
     const PairBoxFn update = [&box_op](const Field& in, Field& out, const Box& box, int) {
-      box_op(in, out, box);
+      box_op(in, out, box, Stores::Cached);
     };
     for (int it = 0; it < run.cfg.iters; it += depth)
       domain.sweep_block(cur, nxt, std::min(depth, run.cfg.iters - it), update);

@@ -20,6 +20,7 @@ class Spmv final : public Kernel {
       k.bytes_per_point_sell = k.bytes_per_point + kSellMatrixBytesPerPoint;
       k.fields = 2;
       k.temporal_blocking = true;
+      k.streaming_stores = true;  // matrix-free only (the stored formats: cached)
       return k;
     }();
     return i;
@@ -29,14 +30,14 @@ class Spmv final : public Kernel {
     // Matrix-free and SELL: the sweep without cg's dot product, which spmv
     // would discard (the same y to the last bit).
     if (!m.crs && !m.sell)
-      return detail::run_ping_pong(run, [](const Field& x, Field& y, const Box& b) {
-        stencil_spmv_box(x, y, b, kSpmvScale);
+      return detail::run_ping_pong(run, [](const Field& x, Field& y, const Box& b, Stores s) {
+        stencil_spmv_box(x, y, b, kSpmvScale, s);
       });
     if (m.sell)
-      return detail::run_ping_pong(run, [m](const Field& x, Field& y, const Box& b) {
+      return detail::run_ping_pong(run, [m](const Field& x, Field& y, const Box& b, Stores) {
         sell_spmv_box(*m.sell, x, y, b, kSpmvScale);
       });
-    return detail::run_ping_pong(run, [m](const Field& x, Field& y, const Box& b) {
+    return detail::run_ping_pong(run, [m](const Field& x, Field& y, const Box& b, Stores) {
       operator_apply_box(m, x, y, b, kSpmvScale);
     });
   }

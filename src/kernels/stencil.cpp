@@ -4,15 +4,80 @@
 #include "hympi/kernels.hpp"
 
 #include <algorithm>
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 namespace hympi {
 
 namespace {
 constexpr double kSixth = 1.0 / 6.0;
 constexpr int kSellSlots = 7;  // diagonal and six neighbours
+
+// Streaming stores: one vector of kStreamLanes doubles per non-temporal
+// store, at an address aligned to the vector (the instruction requires it).
+#if defined(__AVX512F__)
+constexpr int kStreamLanes = 8;
+inline void stream_vector(double* out, const double* lanes) {
+  _mm512_stream_pd(out, _mm512_load_pd(lanes));
+}
+#elif defined(__AVX__)
+constexpr int kStreamLanes = 4;
+inline void stream_vector(double* out, const double* lanes) {
+  _mm256_stream_pd(out, _mm256_load_pd(lanes));
+}
+#elif defined(__SSE2__)
+constexpr int kStreamLanes = 2;
+inline void stream_vector(double* out, const double* lanes) { _mm_stream_pd(out, _mm_load_pd(lanes)); }
+#else
+constexpr int kStreamLanes = 0;
+inline void stream_vector(double*, const double*) {}
+#endif
+
+// out[i] = value_at(i) for i in [0, n), the values computed by the same
+// expression either way. Streaming: the aligned whole vectors of the row go
+// through non-temporal stores (GCC keeps `lanes` in a register: one
+// computed vector, one MOVNTPD), the unaligned head and the tail through
+// ordinary ones. The caller ends its sweep with finish_streaming().
+template <class ValueAt>
+__attribute__((always_inline)) inline void write_row(double* __restrict out, int n, Stores stores,
+                                                     ValueAt value_at) {
+  if (kStreamLanes == 0 || stores == Stores::Cached) {
+#pragma omp simd
+    for (int i = 0; i < n; ++i) out[i] = value_at(i);
+    return;
+  }
+  constexpr std::uintptr_t kAlign = sizeof(double) * (kStreamLanes > 0 ? kStreamLanes : 1);
+  int i = 0;
+  for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % kAlign != 0; ++i) out[i] = value_at(i);
+  for (; i + kStreamLanes <= n; i += kStreamLanes) {
+    alignas(kAlign) double lanes[kStreamLanes > 0 ? kStreamLanes : 1];
+#pragma omp simd
+    for (int l = 0; l < kStreamLanes; ++l) lanes[l] = value_at(i + l);
+    stream_vector(out + i, lanes);
+  }
+  for (; i < n; ++i) out[i] = value_at(i);
 }
 
-void jacobi_box(const Field& u, Field& u_new, const Box& box) {
+// Non-temporal stores are weakly ordered: fence them before the sweep's
+// results are read by another thread (after the scheme's barrier) or sent.
+inline void finish_streaming(Stores stores) {
+#if defined(__SSE2__)
+  if (stores == Stores::Streaming) _mm_sfence();
+#else
+  (void)stores;
+#endif
+}
+
+}  // namespace
+
+const char* stores_name(Stores s) { return s == Stores::Streaming ? "streaming" : "cached"; }
+
+bool streaming_stores_available() { return kStreamLanes > 0; }
+
+void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores) {
   if (box.empty()) return;
   const std::ptrdiff_t sj = u.stride_j(), sk = u.stride_k();
   const int n = box.extent(0);
@@ -20,12 +85,12 @@ void jacobi_box(const Field& u, Field& u_new, const Box& box) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = u.index(box.lo[0], j, k);
       const double* __restrict c = u.data() + base;
-      double* __restrict out = u_new.data() + base;
-#pragma omp simd
-      for (int i = 0; i < n; ++i)
-        out[i] = (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
+      write_row(u_new.data() + base, n, stores, [c, sj, sk](int i) {
+        return (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
+      });
     }
   }
+  finish_streaming(stores);
 }
 
 void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset) {
@@ -49,8 +114,9 @@ namespace {
 
 // y = scale * (6 x - S(x)) on box, and with kDot the sum of x * y. One loop
 // for both, so that spmv (no sum) and cg (the sum) compute the same y.
+// Without the sum (spmv), the output may be written with streaming stores.
 template <bool kDot>
-double stencil_sweep(const Field& x, Field& y, const Box& box, double scale) {
+double stencil_sweep(const Field& x, Field& y, const Box& box, double scale, Stores stores) {
   if (box.empty()) return 0.0;
   const std::ptrdiff_t sj = x.stride_j(), sk = x.stride_k();
   const int n = box.extent(0);
@@ -60,26 +126,34 @@ double stencil_sweep(const Field& x, Field& y, const Box& box, double scale) {
       const std::ptrdiff_t base = x.index(box.lo[0], j, k);
       const double* __restrict c = x.data() + base;
       double* __restrict out = y.data() + base;
+      const auto value_at = [c, sj, sk, scale](int i) {
+        return (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) *
+               scale;
+      };
+      if constexpr (kDot) {
 #pragma omp simd reduction(+ : dot)
-      for (int i = 0; i < n; ++i) {
-        const double v = (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] +
-                                        c[i + sk])) * scale;
-        out[i] = v;
-        if constexpr (kDot) dot += c[i] * v;
+        for (int i = 0; i < n; ++i) {
+          const double v = value_at(i);
+          out[i] = v;
+          dot += c[i] * v;
+        }
+      } else {
+        write_row(out, n, stores, value_at);
       }
     }
   }
+  if constexpr (!kDot) finish_streaming(stores);
   return dot;
 }
 
 }  // namespace
 
 double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale) {
-  return stencil_sweep<true>(x, y, box, scale);
+  return stencil_sweep<true>(x, y, box, scale, Stores::Cached);
 }
 
-void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale) {
-  stencil_sweep<false>(x, y, box, scale);
+void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale, Stores stores) {
+  stencil_sweep<false>(x, y, box, scale, stores);
 }
 
 CrsMatrix build_crs(const Field& layout, const std::array<bool, 6>& has_neighbour_side) {
