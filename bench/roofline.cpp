@@ -11,6 +11,10 @@
 // point each kernel declares in its KernelInfo for one sweep. Jacobi streams
 // u in and u_new out, as copy does, so its ratio is its share of the copy
 // rate; a temporally blocked run above 1.0 beats the single-sweep roofline.
+// jacobi and spmv-stencil run with --stores auto (streaming on the default
+// grid: stores that skip the write-allocate read), jacobi-cached and
+// stencil-cached with ordinary stores; a streaming kernel's fair reference
+// is the copy with streaming stores (stream-copy-nt, column of-nt-copy).
 // The *-in-cache cases run the same kernels on 256 x 16 x 16 points per rank
 // (fields of 1 MB, a CRS matrix of 7 MB), which stay in cache: the rate the
 // cores reach when memory is not the limit, the ceiling of any temporal
@@ -24,12 +28,17 @@
 #include <mpi.h>
 #include <omp.h>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +74,48 @@ __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) void cop
     const double* __restrict a, double* __restrict b, long n) {
 #pragma omp parallel for simd schedule(static)
   for (long i = 0; i < n; ++i) b[i] = a[i];
+}
+
+// The same copy with streaming (non-temporal) stores, the widest the build
+// has: no write-allocate read, 16 B of traffic per element instead of 24.
+// The reference for the kernels' --stores streaming (a and b 64-byte
+// aligned, n a multiple of 8). False where the build has no such stores.
+bool copy_loop_streaming(const double* __restrict a, double* __restrict b, long n) {
+#if defined(__SSE2__)
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; i += 8) {
+#if defined(__AVX512F__)
+    _mm512_stream_pd(b + i, _mm512_load_pd(a + i));
+#elif defined(__AVX__)
+    _mm256_stream_pd(b + i, _mm256_load_pd(a + i));
+    _mm256_stream_pd(b + i + 4, _mm256_load_pd(a + i + 4));
+#else
+    for (int l = 0; l < 8; l += 2) _mm_stream_pd(b + i + l, _mm_load_pd(a + i + l));
+#endif
+  }
+  _mm_sfence();
+  return true;
+#else
+  (void)a, (void)b, (void)n;
+  return false;
+#endif
+}
+
+// An array of n doubles on a 64-byte boundary, first touched by the threads
+// that copy it (the static schedule of the copy loops).
+struct AlignedFree {
+  void operator()(double* p) const { std::free(p); }
+};
+std::unique_ptr<double[], AlignedFree> aligned_array(long n, double value) {
+  const std::size_t bytes = (static_cast<std::size_t>(n) * sizeof(double) + 63) / 64 * 64;
+  double* p = static_cast<double*>(std::aligned_alloc(64, bytes));
+  if (!p) {
+    std::fprintf(stderr, "hympi_roofline: cannot allocate %zu bytes\n", bytes);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) p[i] = value;
+  return std::unique_ptr<double[], AlignedFree>(p);
 }
 
 }  // namespace
@@ -111,8 +162,8 @@ int main(int argc, char** argv) {
     }
   }
   omp_set_num_threads(threads);
-  const long elems = static_cast<long>(n + 2) * (n + 2) * (n + 2) / ranks;
-  std::vector<double> a(elems, 1.0), b(elems, 0.0);
+  const long elems = static_cast<long>(n + 2) * (n + 2) * (n + 2) / ranks / 8 * 8;
+  const auto a = aligned_array(elems, 1.0), b = aligned_array(elems, 0.0);
 
   struct Case {
     const char* name;
@@ -122,20 +173,24 @@ int main(int argc, char** argv) {
     int depth = 1;
     bool in_cache = false;  // a grid that stays in cache: the core's own ceiling
     int twin = -1;          // in_cache: the out-of-cache case it is the core rate of
+    hympi::StoresChoice stores = hympi::StoresChoice::Auto;
   };
+  constexpr auto kCached = hympi::StoresChoice::Cached;
   const hympi::KernelInfo& jacobi = hympi::kernel_info(hympi::KernelKind::Jacobi);
   const hympi::KernelInfo& spmv = hympi::kernel_info(hympi::KernelKind::Spmv);
   const Case cases[] = {
       {"jacobi", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point},
       {"spmv-stencil", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point},
+      {"jacobi-cached", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, 1, false, -1, kCached},
+      {"stencil-cached", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point, 1, false, -1, kCached},
       {"spmv-crs", spmv.kind, hympi::MatrixFormat::Crs, spmv.bytes_per_point_crs},
       {"spmv-sell", spmv.kind, hympi::MatrixFormat::Sell, spmv.bytes_per_point_sell},
       {"jacobi-depth", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, depth},
       {"spmv-depth", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point, depth},
-      {"jacobi-in-cache", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, 1, true, 0},
-      {"stencil-in-cache", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point, 1, true, 1},
-      {"crs-in-cache", spmv.kind, hympi::MatrixFormat::Crs, spmv.bytes_per_point_crs, 1, true, 2},
-      {"sell-in-cache", spmv.kind, hympi::MatrixFormat::Sell, spmv.bytes_per_point_sell, 1, true, 3},
+      {"jacobi-in-cache", jacobi.kind, hympi::MatrixFormat::Stencil, jacobi.bytes_per_point, 1, true, 2},
+      {"stencil-in-cache", spmv.kind, hympi::MatrixFormat::Stencil, spmv.bytes_per_point, 1, true, 3},
+      {"crs-in-cache", spmv.kind, hympi::MatrixFormat::Crs, spmv.bytes_per_point_crs, 1, true, 4},
+      {"sell-in-cache", spmv.kind, hympi::MatrixFormat::Sell, spmv.bytes_per_point_sell, 1, true, 5},
   };
   constexpr int kCases = sizeof(cases) / sizeof(cases[0]);
   // The temporally blocked cases first run untimed, long enough for the
@@ -152,17 +207,31 @@ int main(int argc, char** argv) {
     cfg.halo_depth = cases[c].depth;
     hympi::solve(MPI_COMM_WORLD, cfg);
   }
-  std::vector<double> copy_bw;
+  std::vector<double> copy_bw, copy_nt_bw;
   std::vector<std::vector<double>> lups(kCases);
-  for (int r = 0; r < rounds; ++r) {
-    copy_loop(a.data(), b.data(), elems);  // warm
+  std::vector<hympi::Stores> used(kCases, hympi::Stores::Cached);
+  // Aggregate bytes per second of `iters` copies on every rank at once.
+  const auto time_copies = [&](bool streaming) {
+    if (streaming)
+      copy_loop_streaming(a.get(), b.get(), elems);  // warm
+    else
+      copy_loop(a.get(), b.get(), elems);
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = omp_get_wtime();
-    for (int rep = 0; rep < iters; ++rep) copy_loop(a.data(), b.data(), elems);
+    for (int rep = 0; rep < iters; ++rep)
+      if (streaming)
+        copy_loop_streaming(a.get(), b.get(), elems);
+      else
+        copy_loop(a.get(), b.get(), elems);
     const double mine = omp_get_wtime() - t0;
     double t = 0;
     MPI_Allreduce(&mine, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    copy_bw.push_back(kCopyBytesPerElement * elems * ranks * iters / t);
+    return kCopyBytesPerElement * elems * ranks * iters / t;
+  };
+  const bool have_streaming = hympi::streaming_stores_available();
+  for (int r = 0; r < rounds; ++r) {
+    copy_bw.push_back(time_copies(false));
+    if (have_streaming) copy_nt_bw.push_back(time_copies(true));
     for (int c = 0; c < kCases; ++c) {
       hympi::SolveConfig cfg;
       cfg.kernel = cases[c].kernel;
@@ -175,11 +244,14 @@ int main(int argc, char** argv) {
       }
       cfg.threads = threads;
       cfg.halo_depth = cases[c].depth;
+      cfg.stores = cases[c].stores;
       const hympi::SolveResult res = hympi::solve(MPI_COMM_WORLD, cfg);
       lups[c].push_back(res.mlups * 1e6);
+      used[c] = res.stores;
     }
   }
   const double bw = median(copy_bw);
+  const double bw_nt = have_streaming ? median(copy_nt_bw) : 0.0;
   if (rank != 0) {
     MPI_Finalize();
     return 0;
@@ -187,17 +259,33 @@ int main(int argc, char** argv) {
   std::printf("# hympi roofline: %d^3 grid, %d iterations, %d rounds (medians), %d thread(s), "
               "%d rank(s); *-depth: --halo-depth %d (ratio > 1: above the one-sweep roofline)\n",
               n, iters, rounds, threads, ranks, depth);
-  std::printf("# %-14s %12s %10s %14s %8s\n", "kernel", "MLUP/s", "B/point", "GB/s (bytes)", "ratio");
-  std::printf("  %-14s %12s %10.0f %14.2f %8s\n", "stream-copy", "-", kCopyBytesPerElement, bw / 1e9,
-              "1.000");
+  std::printf("# ratio: to stream-copy (ordinary stores, which also read each line they write:\n"
+              "# 24 B of traffic per 16 B counted); of-nt-copy: to the copy with streaming stores\n"
+              "# (16 B), the fair reference for a kernel run with stores streaming\n");
+  std::printf("# %-14s %12s %10s %14s %8s %10s %10s\n", "kernel", "MLUP/s", "B/point", "GB/s (bytes)",
+              "ratio", "of-nt-copy", "stores");
+  const auto of_nt = [&](double bytes_per_s) {
+    char text[32];
+    if (bw_nt > 0)
+      std::snprintf(text, sizeof text, "%.3f", bytes_per_s / bw_nt);
+    else
+      std::snprintf(text, sizeof text, "-");
+    return std::string(text);
+  };
+  std::printf("  %-14s %12s %10.0f %14.2f %8s %10s %10s\n", "stream-copy", "-", kCopyBytesPerElement,
+              bw / 1e9, "1.000", of_nt(bw).c_str(), "cached");
+  if (bw_nt > 0)
+    std::printf("  %-14s %12s %10.0f %14.2f %8.3f %10s %10s\n", "stream-copy-nt", "-",
+                kCopyBytesPerElement, bw_nt / 1e9, bw_nt / bw, "1.000", "streaming");
   for (int c = 0; c < kCases; ++c) {
     const double l = median(lups[c]);
     const double eff = l * cases[c].bytes_per_point;
     const std::string name =
         cases[c].depth > 1 ? std::string(cases[c].name) + "-" + std::to_string(cases[c].depth)
                            : cases[c].name;
-    std::printf("  %-14s %12.1f %10.0f %14.2f %8.3f\n", name.c_str(), l / 1e6,
-                cases[c].bytes_per_point, eff / 1e9, eff / bw);
+    std::printf("  %-14s %12.1f %10.0f %14.2f %8.3f %10s %10s\n", name.c_str(), l / 1e6,
+                cases[c].bytes_per_point, eff / 1e9, eff / bw, of_nt(eff).c_str(),
+                hympi::stores_name(used[c]));
   }
   std::printf("# traffic model: 1 / (1 / in-cache rate + bytes per point / copy bandwidth)\n");
   std::printf("# %-14s %12s %12s %12s %10s\n", "kernel", "in-cache", "memory-only", "model",
@@ -212,6 +300,10 @@ int main(int argc, char** argv) {
   }
   std::printf("# copy GB/s per round:");
   for (double x : copy_bw) std::printf(" %.2f", x / 1e9);
+  if (bw_nt > 0) {
+    std::printf("\n# copy-nt GB/s per round:");
+    for (double x : copy_nt_bw) std::printf(" %.2f", x / 1e9);
+  }
   std::printf("\n# jacobi MLUP/s per round:");
   for (double x : lups[0]) std::printf(" %.1f", x / 1e6);
   std::printf("\n");
