@@ -333,6 +333,16 @@ void int_opt(std::vector<std::string>& e, const std::string& name, long long lo,
 constexpr long long kBig = 1LL << 30;
 constexpr long long kMaxThreads = 1024;
 
+// The help of a benchmark that does not exist is an error, not the general
+// bench help with exit 0 ('hympi bench beff2 --help' is a typo to point out).
+// True when it refused (one error added).
+bool refuse_unknown_benchmark(Options& o) {
+  if (o.command != Command::Bench || o.bench.name.empty() || bench::find_benchmark(o.bench.name))
+    return false;
+  o.errors.push_back("unknown benchmark '" + o.bench.name + "' (valid: " + bench::benchmark_names() + ")");
+  return true;
+}
+
 // The command (args[0]) and its help text; false when there is nothing more
 // to parse (no command, --help, unknown command).
 bool pick_command(const std::vector<std::string>& args, Options& o) {
@@ -350,7 +360,7 @@ bool pick_command(const std::vector<std::string>& args, Options& o) {
     const bool command = args[1] == "solve" || args[1] == "info" || args[1] == "bench";
     if (asks_help && command && (args.size() == 2 || (args.size() == 3 && args[1] == "bench"))) {
       pick_command({args.begin() + 1, args.end()}, o);  // the command and its help text
-      o.help = true;
+      o.help = !refuse_unknown_benchmark(o);
       return false;
     }
     std::string got;
@@ -670,6 +680,7 @@ Options parse(const std::vector<std::string>& args, int default_threads) {
   scan(args, o.command == Command::Bench && !o.bench.name.empty() ? 2 : 1, o, h);
   if (o.help) {
     o.errors.clear();
+    o.help = !refuse_unknown_benchmark(o);
     return o;
   }
   check_required(o, seen);

@@ -130,6 +130,16 @@ TEST(Options, VersionAndHelpTexts) {
   const Options hb = parse({"help", "bench", "beff"}, 1);
   EXPECT_TRUE(hb.help && hb.errors.empty()) << errors_of(hb);
   EXPECT_EQ(hb.help_text, parse({"bench", "beff", "--help"}, 1).help_text);
+  // The help of a benchmark that does not exist: the error, not the
+  // general bench help with exit 0.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"help", "bench", "beef"}, {"bench", "beef", "--help"}}) {
+    const Options h = parse(args, 1);
+    EXPECT_FALSE(h.help);
+    ASSERT_EQ(h.errors.size(), 1u) << errors_of(h);
+    EXPECT_NE(h.errors[0].find("unknown benchmark 'beef' (valid: beff,"), std::string::npos) << h.errors[0];
+  }
+  EXPECT_TRUE(parse({"bench", "--help"}, 1).help);
   const Options hk = parse({"help", "solve", "--kernel"}, 1);
   ASSERT_EQ(hk.errors.size(), 1u);
   EXPECT_NE(hk.errors[0].find("got 'solve --kernel'"), std::string::npos) << hk.errors[0];

@@ -1008,9 +1008,10 @@ def _add_trace(sub: Subparsers) -> None:
 
 def _add_project(sub: Subparsers) -> None:
     """`project`."""
-    p = sub.add_parser("project", help="carry a study's fitted model to 1..16384 nodes",
+    from .project import MAX_NODES, SAMPLES_RANGE
+    p = sub.add_parser("project", help=f"carry a study's fitted model to 1..{MAX_NODES} nodes",
                        description="Predicts the time per iteration and the parallel efficiency of "
-                       "each kernel under each measured scheme (and m) for 1 to 16384 nodes, weak and "
+                       f"each kernel under each measured scheme (and m) for 1 to {MAX_NODES} nodes, weak and "
                        "strong scaling, from a study's ping-pong (Hockney), internode (link "
                        "saturation) and solve runs (cost per point). First predicts the study's own "
                        "runs and prints the error against each. Exit 0; 2: bad input or a study "
@@ -1027,11 +1028,11 @@ def _add_project(sub: Subparsers) -> None:
                    help="project this kernel (repeat; default every kernel the study measured)")
     p.add_argument("--scaling", choices=("weak", "strong", "both"), default="both",
                    help="default both")
-    # The same ranges as project.request_problems, checked here so that a
-    # bad value is refused before the study is loaded.
-    p.add_argument("--max-nodes", type=_int_in(1, 16384), default=16384, metavar="N",
-                   help="largest node count (default 16384)")
-    p.add_argument("--samples", type=_int_in(10, 100000), default=200, metavar="S",
+    # The ranges of project.request_problems, checked here so that a bad
+    # value is refused before the study is loaded.
+    p.add_argument("--max-nodes", type=_int_in(1, MAX_NODES), default=MAX_NODES, metavar="N",
+                   help=f"largest node count (default {MAX_NODES})")
+    p.add_argument("--samples", type=_int_in(*SAMPLES_RANGE), default=200, metavar="S",
                    help="Monte Carlo draws of the fitted parameters for the 16-84 %% band (default 200)")
     p.add_argument("-o", "--output", action="append", metavar="PNG",
                    help="efficiency plot (.png or .svg), one panel per kernel and scaling; repeatable")

@@ -49,6 +49,7 @@ from .study import RESULTS, load_results, load_study
 
 VALUE_BYTES = 8              # doubles
 MAX_NODES = 16384
+SAMPLES_RANGE = (10, 100000)  # Monte Carlo draws for the band
 SELF_CONSISTENCY_LIMIT = 0.15
 # cg reduces twice per iteration (p.q, then r.r; src/kernels/cg.cpp);
 # recursive doubling takes ceil(log2 P) latency-bound steps.
@@ -739,8 +740,8 @@ def request_problems(inputs: Inputs, req: Request) -> list[str]:
                         f"{s.cores} ranks of pure MPI on one node")
     if not 1 <= req.max_nodes <= MAX_NODES:
         problems.append(f"--max-nodes must lie in 1..{MAX_NODES} (got {req.max_nodes})")
-    if not 10 <= req.samples <= 100000:
-        problems.append(f"--samples must lie in 10..100000 (got {req.samples})")
+    if not SAMPLES_RANGE[0] <= req.samples <= SAMPLES_RANGE[1]:
+        problems.append(f"--samples must lie in {SAMPLES_RANGE[0]}..{SAMPLES_RANGE[1]} (got {req.samples})")
     return problems
 
 
