@@ -166,8 +166,10 @@ class Runner:
         if self.hympi_context is None:
             self.hympi_context = doc["context"]
         r = doc["results"][0]
+        # stores: how the kernel wrote its output (--stores auto: streaming
+        # where the arrays cannot stay in cache; absent from older binaries).
         return {"time_s": r["time_s"]["median"], "iterations": r["iters"],
-                "checksum": r["checksum"], "l2": r["l2"]}
+                "checksum": r["checksum"], "l2": r["l2"], "stores": r.get("stores")}
 
     def halo(self, ranks: int) -> dict:
         """The library's exchange (1 thread) and plain MPI_Sendrecv, one run."""
@@ -266,7 +268,7 @@ def measure(runner: Runner, ranks: int) -> dict:
             c["mlups"] = a.cg_grid ** 3 * last["iterations"] / c["time_s"]["median"] / 1e6
         else:
             c["mlups"] = points["spmv"] / c["time_s"]["median"] / 1e6
-        for key in ("checksum", "l2", "mat_type", "petsc_version", "petsc4py_version"):
+        for key in ("checksum", "l2", "stores", "mat_type", "petsc_version", "petsc4py_version"):
             if key in last:
                 c[key] = last[key]
         out["cases"][name] = c
@@ -294,12 +296,13 @@ def table(res: dict, args: argparse.Namespace) -> str:
     lines = [f"# ranks {res['ranks']} (binding {res['binding']}, 1 thread per rank): spmv "
              f"{args.spmv_grid}^3 x {args.iters} iterations, cg {args.cg_grid}^3 to {args.tol:g}; "
              f"{args.rounds} rounds",
-             f"# {'case':<16} {'median s':>11} {'min s':>11} {'max s':>11} {'MLUP/s':>10} {'iters':>6}"]
+             f"# {'case':<16} {'median s':>11} {'min s':>11} {'max s':>11} {'MLUP/s':>10} {'iters':>6} "
+             f"{'stores':>9}"]
     for name, c in res["cases"].items():
         t = c["time_s"]
         mlups = f"{c['mlups']:10.1f}" if "mlups" in c else f"{'-':>10}"
         lines.append(f"  {name:<16} {t['median']:11.5f} {t['min']:11.5f} {t['max']:11.5f} "
-                     f"{mlups} {c.get('iterations', ''):>6}")
+                     f"{mlups} {c.get('iterations', ''):>6} {c.get('stores') or '':>9}")
         if name == "halo":
             for other in ("sendrecv", "datatype"):
                 o = c[f"{other}_s"]

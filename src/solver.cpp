@@ -187,9 +187,13 @@ SolveResult solve(MPI_Comm parent, const SolveConfig& cfg, LocalSolution* local)
   res.grid = domain.grid();
   const OwnedMatrix matrix = stored_matrix(kernel.info(), cfg, domain.local());
 
+  // Every rank decides alike: the smallest L2 any rank's host reports.
   int ranks = 1;
   HYMPI_CHECK_MPI(MPI_Comm_size(domain.comm(), &ranks));
-  res.stores = streaming_stores_for(cfg, ranks);
+  const double my_l2 = detail::l2_cache_bytes();
+  double l2 = my_l2;
+  HYMPI_CHECK_MPI(MPI_Allreduce(&my_l2, &l2, 1, MPI_DOUBLE, MPI_MIN, domain.comm()));
+  res.stores = streaming_stores_for(cfg, ranks, l2);
   const KernelRun run{cfg, domain, matrix.view(), res.stores};
   Repetitions reps = run_repetitions(kernel, run);
   summarise(res, reps, run);
@@ -326,8 +330,11 @@ Stores streaming_stores_for(const SolveConfig& c, int ranks, double l2_bytes) {
   if (!applies || c.stores == StoresChoice::Cached) return Stores::Cached;
   if (c.stores == StoresChoice::Streaming) return Stores::Streaming;
   if (l2_bytes <= 0) l2_bytes = detail::l2_cache_bytes();
+  // The sweep's two arrays (in and out) per thread: cached stores pay only
+  // where both stay in cache until the next sweep.
   const double points = 1.0 * c.grid[0] * c.grid[1] * c.grid[2];
-  const double share = sizeof(double) * points / (1.0 * std::max(1, ranks) * std::max(1, c.threads));
+  const double share =
+      2.0 * sizeof(double) * points / (1.0 * std::max(1, ranks) * std::max(1, c.threads));
   return share > l2_bytes ? Stores::Streaming : Stores::Cached;
 }
 

@@ -524,21 +524,21 @@ TEST(Validate, SemanticErrors) {
   EXPECT_FALSE(validate_config(c, 4, nullptr, 1e9).empty());  // 8 GB > 1 GB
 }
 
-// --stores: auto streams where one thread's share of the output array
-// exceeds the L2 given, only for the kernels with a separate output array
+// --stores: auto streams where one thread's share of the two arrays (in
+// and out) exceeds the L2 given, only for the kernels with a separate output array
 // at halo depth 1 in the stencil format; an explicit streaming elsewhere is
 // refused with the kernels it applies to.
 TEST(Validate, StreamingStoresRule) {
   SolveConfig c;
   c.kernel = KernelKind::Jacobi;
-  c.grid = {128, 128, 128};  // 16.8 MB of output
+  c.grid = {128, 128, 128};  // 2 arrays of 16 MiB
   c.threads = 2;
   const double l2 = 2.0 * 1024 * 1024;
   if (!streaming_stores_available()) GTEST_SKIP() << "no streaming stores in this build";
-  EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Streaming);  // 8.4 MB a thread
-  EXPECT_EQ(streaming_stores_for(c, 3, l2), Stores::Streaming);  // 2.8 MB
-  EXPECT_EQ(streaming_stores_for(c, 4, l2), Stores::Cached);     // 2 MiB: not more
-  EXPECT_EQ(streaming_stores_for(c, 8, l2), Stores::Cached);     // 1.05 MB
+  EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Streaming);  // 16 MiB a thread
+  EXPECT_EQ(streaming_stores_for(c, 6, l2), Stores::Streaming);  // 2.67 MiB
+  EXPECT_EQ(streaming_stores_for(c, 8, l2), Stores::Cached);     // 2 MiB: not more
+  EXPECT_EQ(streaming_stores_for(c, 16, l2), Stores::Cached);    // 1 MiB
   c.stores = StoresChoice::Cached;
   EXPECT_EQ(streaming_stores_for(c, 1, l2), Stores::Cached);
   c.stores = StoresChoice::Streaming;

@@ -24,10 +24,10 @@ constexpr double kMinTol = 1e-15;
 
 // How the one-sweep loop (halo_depth 1, stencil format) of a kernel with
 // KernelInfo::streaming_stores writes its output array (Stores, kernels.hpp).
-// Auto: streaming where one thread's share of that array is larger than a
-// core's L2 cache (it cannot stay in cache from one sweep to the next, so
-// the write-allocate read is pure cost), else cached. See
-// streaming_stores_for.
+// Auto: streaming where one thread's share of the sweep's two arrays (in
+// and out) is larger than a core's L2 cache (they cannot stay in cache from
+// one sweep to the next, so the write-allocate read is pure cost), else
+// cached. See streaming_stores_for.
 enum class StoresChoice { Auto, Cached, Streaming };
 // "auto", "cached", "streaming": the names the CLI and the JSON use.
 const char* stores_choice_name(StoresChoice s);
@@ -122,9 +122,10 @@ const char* kernel_name(KernelKind k);
 
 // The stores config.stores gives on `ranks` ranks: Cached for a kernel or
 // format or halo depth that has no separate output array to stream, and in
-// a build without streaming stores; for Auto, Streaming where the output
-// array's points per thread (grid points / (ranks x threads)) take more
-// than l2_bytes (0: this machine's L2 per core). The same on every rank.
+// a build without streaming stores; for Auto, Streaming where the two
+// arrays' bytes per thread (2 x 8 x grid points / (ranks x threads)) are
+// more than l2_bytes (0: this machine's L2 per core). solve() passes the
+// smallest L2 of its ranks, so that every rank decides alike.
 Stores streaming_stores_for(const SolveConfig& config, int ranks, double l2_bytes = 0);
 
 }  // namespace hympi
