@@ -789,7 +789,10 @@ def depth_rows(study: Study) -> list[dict[str, Any]]:
                          "median_s": _number_or_nan((rec.get("time_s") or {}).get("median")),
                          "mlups": _number_or_nan(rec.get("mlups")),
                          "speedup": t1 / t if t > 0 else math.nan, "same_field": same,
-                         "clearly_faster": bool(clear)})
+                         "clearly_faster": bool(clear),
+                         # how the output was written (None: a study from before --stores)
+                         "stores": rec.get("stores") if rec.get("stores") in ("cached", "streaming")
+                         else None})
     return rows
 
 
@@ -850,11 +853,15 @@ def _depth_section(page: Page, study: Study) -> None:
            "sweeps between run as a cache-blocked wavefront, masteronly on the study's layout "
            "(spmv matrix-free). Fewer, larger messages and fewer passes over memory, for the same "
            "field to the last bit (the checksum column compares sum and l2 norm with the same "
-           "kernel's depth-1 run exactly).")
+           "kernel's depth-1 run exactly). Depth 1 writes its output with streaming stores where "
+           "a thread's arrays exceed its L2 (hympi solve --stores auto: no write-allocate read), "
+           "so deeper halos are compared with the faster one-sweep loop; the blocked sweeps "
+           "store cached (the next sweep of a tile reads their output from cache).")
     page.table(["kernel", "depth h", "exchanges / iterations", "messages per exchange",
-                "bytes per exchange", "median s", "MLUP/s", "speed vs depth 1", "checksum = depth 1's"],
+                "bytes per exchange", "stores", "median s", "MLUP/s", "speed vs depth 1",
+                "checksum = depth 1's"],
                [(r["kernel"], r["depth"], f"{r['exchanges']} / {r['iters']}", r["messages"], r["bytes"],
-                 f"{r['median_s']:.4g}", f"{r['mlups']:.0f}",
+                 r["stores"] or "-", f"{r['median_s']:.4g}", f"{r['mlups']:.0f}",
                  f"{r['speedup']:.2f}x" if math.isfinite(r["speedup"]) else "-",
                  {True: "yes", False: "NO", None: "-"}[r["same_field"]]) for r in rows],
                tid="depth-table")

@@ -129,6 +129,8 @@ def test_report_has_every_section_figure_and_the_recommendation(quick_study):
         # 3 layers per face (exactly 3x with the CI's 1-D split; edges and corners add more in 2-D)
         assert rows[3]["bytes"] >= 3 * rows[1]["bytes"] > 0
         assert rows[1]["same_field"] is True and rows[3]["same_field"] is True
+        # the blocked sweeps always store cached; depth 1 says how it stored
+        assert rows[3]["stores"] == "cached" and rows[1]["stores"] in ("cached", "streaming")
     assert 'id="depth-table"' in page and ">NO<" not in page
     verdict = re.search(r'<p class="verdict" id="verdict">([^<]+)</p>', page).group(1)
     # this machine is oversubscribed (2 ranks x 2 threads on 2 cores) in CI: it must say so
