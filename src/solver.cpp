@@ -221,6 +221,21 @@ const KernelInfo* registered(KernelKind kind) {
   return nullptr;
 }
 
+// "a, b, c": the registered kernels for which has(info) holds.
+template <typename Pred>
+std::string kernel_names_where(Pred has) {
+  std::string names;
+  for (const auto& other : kernel_registry())
+    if (has(other)) names += (names.empty() ? "" : ", ") + other.name;
+  return names;
+}
+
+// The config runs a loop that can stream its output: a kernel with
+// KernelInfo::streaming_stores, matrix-free, one sweep per exchange.
+bool streaming_applies(const SolveConfig& c, const KernelInfo& k) {
+  return k.streaming_stores && c.format == MatrixFormat::Stencil && c.halo_depth == 1;
+}
+
 // The rules the kernel declares in its KernelInfo.
 void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
                   std::vector<std::string>& errors) {
@@ -232,30 +247,25 @@ void check_kernel(const SolveConfig& c, const KernelInfo& k, bool grid_ok,
     errors.push_back(k.name + " with periodic boundaries needs even NX, NY, NZ (" +
                      k.periodic_why + ")");
   if (c.halo_depth > 1 && (!k.temporal_blocking || c.format != MatrixFormat::Stencil)) {
-    std::string names;
-    for (const auto& other : kernel_registry())
-      if (other.temporal_blocking) names += (names.empty() ? "" : ", ") + other.name;
+    const std::string names = kernel_names_where([](const KernelInfo& o) { return o.temporal_blocking; });
     errors.push_back("`halo_depth` " + std::to_string(c.halo_depth) +
                      " (temporal blocking) applies only to: " + names + ", in format stencil" +
                      (k.temporal_blocking ? " (format " + std::string(format_name(c.format)) + " given)"
                                           : " (" + k.name + " is not one)"));
   }
   if (c.stores == StoresChoice::Streaming) {
-    std::string names;
-    for (const auto& other : kernel_registry())
-      if (other.streaming_stores) names += (names.empty() ? "" : ", ") + other.name;
-    if (!k.streaming_stores || c.format != MatrixFormat::Stencil || c.halo_depth > 1)
+    if (!streaming_applies(c, k))
       errors.push_back("`stores` streaming applies only to the one-sweep loop (`halo_depth` 1, format "
-                       "stencil) of: " + names + " (the kernels that write an output array they do "
-                       "not read)");
+                       "stencil) of: " +
+                       kernel_names_where([](const KernelInfo& o) { return o.streaming_stores; }) +
+                       " (the kernels that write an output array they do not read)");
     else if (!streaming_stores_available())
       errors.push_back("`stores` streaming: this build has no streaming stores (x86 with SSE2 or "
                        "wider only); use cached or auto");
   }
   if (!k.supports(c.format)) {
-    std::string names;
-    for (const auto& other : kernel_registry())
-      if (other.supports(c.format)) names += (names.empty() ? "" : ", ") + other.name;
+    const std::string names =
+        kernel_names_where([&c](const KernelInfo& o) { return o.supports(c.format); });
     errors.push_back(std::string("`format` ") + format_name(c.format) + " applies only to: " + names);
   }
 }
@@ -325,9 +335,9 @@ const char* stores_choice_name(StoresChoice s) {
 
 Stores streaming_stores_for(const SolveConfig& c, int ranks, double l2_bytes) {
   const KernelInfo* k = registered(c.kernel);
-  const bool applies = k && k->streaming_stores && c.format == MatrixFormat::Stencil &&
-                       c.halo_depth == 1 && streaming_stores_available();
-  if (!applies || c.stores == StoresChoice::Cached) return Stores::Cached;
+  if (!k || !streaming_applies(c, *k) || !streaming_stores_available() ||
+      c.stores == StoresChoice::Cached)
+    return Stores::Cached;
   if (c.stores == StoresChoice::Streaming) return Stores::Streaming;
   if (l2_bytes <= 0) l2_bytes = detail::l2_cache_bytes();
   // The sweep's two arrays (in and out) per thread: cached stores pay only
