@@ -6,7 +6,9 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -268,6 +270,22 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
+  }
+  // The table (or help) on standard output that could not be written, a full
+  // disk: a failure, not a silent success. Any result file was written
+  // before. (Under mpirun the ranks write to mpirun, which drops a failed
+  // write of its own without a word: there only --json can tell.)
+  if (rank == 0) {
+    errno = 0;
+    std::cout.flush();
+    if (!std::cout) {
+      // errno names the reason when this flush failed; an earlier failed
+      // flush (the solve table's) left a state but maybe no errno.
+      const int err = errno;
+      std::cerr << "hympi: error: cannot write to standard output: "
+                << (err != 0 ? std::strerror(err) : "the write failed") << std::endl;
+      if (code == kExitOk) code = kExitOutput;
+    }
   }
   MPI_Finalize();
   return code;

@@ -140,6 +140,22 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/real/target.jso
 check dev-full 4 "cannot write /dev/full: No space left on device" 2 "${J[@]}" --json /dev/full
 [ -c /dev/full ] || fail "dev-full: /dev/full is no longer a character device"
 
+# The table on standard output on a full disk, hympi started alone (under
+# mpirun, mpirun itself writes the ranks' output and drops a failed write):
+# exit 4 with the reason, for each command; a --json file is still written.
+for cmd in "${J[*]} --json $tmp/table-full.json" "info" "bench pack --faces 8 --repeat 1"; do
+  # shellcheck disable=SC2086
+  err=$(timeout 60 "$hympi" $cmd 2>&1 > /dev/full)
+  rc=$?
+  if [ "$rc" = 4 ] && grep -qF "hympi: error: cannot write to standard output: " <<< "$err"; then
+    passed=$((passed + 1))
+  else
+    fail "stdout-full ($cmd): exit $rc: $(head -c 300 <<< "$err")"
+  fi
+done
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/table-full.json" 2> /dev/null ||
+  fail "stdout-full: the --json file was not written"
+
 # A full disk: a small tmpfs, filled (needs root; skipped with the reason).
 if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/full" && mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2> /dev/null; then
   mnt="$tmp/full"
