@@ -581,7 +581,7 @@ def cmd_plot_eq14(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from . import study as study_mod
+    from . import report, study as study_mod
 
     if args.resume:
         if any(v for v in (args.out, args.ranks, args.threads, args.hostfile, args.emulated_nodes,
@@ -610,7 +610,8 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
             raise InputError(f"--hostfile {args.hostfile}: no such file")
     if args.hympi:
         opts.hympi = args.hympi
-    return study_mod.run_study(opts, outdir, bool(args.resume), out, make_report=not args.no_report)
+    return study_mod.run_study(opts, outdir, bool(args.resume), out,
+                               write_report=None if args.no_report else report.write_report)
 
 
 def _csv_list(text: str) -> list[str]:

@@ -45,7 +45,7 @@ import numpy as np
 
 from . import fit as fit_mod
 from .errors import InputError
-from .study import RESULTS, load_results, load_study
+from .studydir import RESULTS, load_results, load_study
 
 VALUE_BYTES = 8              # doubles
 MAX_NODES = 16384

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 from . import advise as advise_mod, fit as fit_mod, model
 from .errors import InputError, OutputError
 from .results import inter_share, write_atomic
-from .study import RESULTS, STUDY_FILE, load_results, load_study
+from .studydir import RESULTS, STUDY_FILE, load_results, load_study
 
 K = TypeVar("K")
 

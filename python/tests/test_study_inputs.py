@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import pytest
 
-from hympi_lab import cli, project as pj, report, study
+from hympi_lab import cli, project as pj, report, study, studydir
 
 DATA = Path(__file__).resolve().parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,11 +147,14 @@ def test_multiple_reserves_some_but_not_all_threads(threads, reserved, expected)
               "time_s": {"min": 1.0, "median": 1.0, "max": 1.0}}
     if reserved is not None:
         result["reserved"] = reserved
-    rec = {"step": "solve", "source": "raw/x.json", "context": {}, "result": result}
+    # a whole results.jsonl line: the recorded study's first solve record, with this result
+    line = next(r for r in map(json.loads, (DATA / "study-2x1" / "results.jsonl").read_text().splitlines())
+                if r["step"] == "solve" and r["record"] == "result")
+    rec = dict(line, result=result)
     with pytest.raises(study.InputError) as err:
-        study.check_result_record(rec, "results.jsonl line 7")
+        studydir.check_result_record(rec, "results.jsonl line 7")
     assert str(err.value) == f"results.jsonl line 7: {expected}"
-    study.check_result_record(dict(rec, result=dict(result, threads=4, reserved=3)), "ok")
+    studydir.check_result_record(dict(rec, result=dict(result, threads=4, reserved=3)), "ok")
 
 
 def test_a_damaged_record_of_an_unfinished_point_is_dropped_like_a_torn_line(tmp_path):
@@ -159,10 +162,10 @@ def test_a_damaged_record_of_an_unfinished_point_is_dropped_like_a_torn_line(tmp
     are not read, so damage there is no error, as a torn line is none."""
     d = copy(tmp_path)
     path = d / "results.jsonl"
-    kept, _ = study.load_results(path)
+    kept, _ = studydir.load_results(path)
     bad = dict(kept[0], point="unfinished", result=dict(kept[0]["result"], time_s=0))
     path.write_text(path.read_text() + json.dumps(bad) + "\n" + '{"record": "point", "poi')
-    results, status = study.load_results(path)
+    results, status = studydir.load_results(path)
     assert len(results) == len(kept) and "unfinished" not in status
 
 
@@ -220,13 +223,13 @@ def test_options_added_later_may_be_absent(tmp_path):
     """app and app_name came after the first studies: absent, they mean no
     program of the user's, so those studies still load."""
     d = copy(tmp_path)
-    edit_header(d, lambda h: [h["options"].pop(k) for k in study.OPTIONAL_OPTIONS])
-    assert study.load_study(d)["options"]["level"] == "default"
+    edit_header(d, lambda h: [h["options"].pop(k) for k in studydir.OPTIONAL_OPTIONS])
+    assert studydir.load_study(d)["options"]["level"] == "default"
 
 
 def test_every_study_option_is_checked():
     fields = {f for f in study.StudyOptions.__dataclass_fields__}
-    assert set(study._OPTION_CHECKS) == fields
+    assert set(studydir.OPTION_NAMES) == fields  # the options study.schema.json describes
 
 
 # --- F5: the setting block and oversubscription ------------------------------------------

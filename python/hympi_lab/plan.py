@@ -1,0 +1,197 @@
+"""What a study runs: the sizes of each level, the rough time of each step,
+and the plan itself, one Point per native run, with stable keys so that
+--resume finds the points already measured."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from .launch import Setting
+from .options import DEPTH_KERNELS, StudyOptions, app_kernel, app_words
+
+# Sizes of each level of detail: chosen so the default study takes about
+# two minutes on a 2-core machine, --quick well under a minute, and --full
+# the papers' sizes (8 MB b_eff messages, 2 and 16 MB inter-node messages).
+LEVELS: dict[str, dict[str, Any]] = {
+    "quick": {"lmax": 65536, "repeat": 2, "faces": [16, 48], "sizes": [65536],
+              "plane": 16, "nk_loc": [1, 4, 16, 64], "overlap_iters": 6,
+              "grid": 24, "iters": 6, "solve_repeat": 2, "max_iters": 200, "depths": [1, 3]},
+    "default": {"lmax": 8000000, "repeat": 3, "faces": [16, 32, 64, 128], "sizes": [262144, 2000000],
+                "plane": 48, "nk_loc": [1, 2, 4, 8, 16, 32, 64, 128], "overlap_iters": 20,
+                "grid": 128, "iters": 20, "solve_repeat": 3, "max_iters": 2000,
+                "depths": [1, 2, 4, 8]},
+    "full": {"lmax": 8000000, "repeat": 5, "faces": [16, 32, 64, 128, 256], "sizes": [2000000, 16000000],
+             "plane": 96, "nk_loc": [1, 2, 4, 8, 16, 32, 64, 128, 256], "overlap_iters": 50,
+             "grid": 192, "iters": 50, "solve_repeat": 5, "max_iters": 5000,
+             "depths": [1, 2, 4, 8, 16]},
+}
+
+# Rough seconds per run (2 ranks on a small machine, launch included), for
+# the plan's estimate before anything ran; the progress display replaces them
+# by the measured mean of each step as the study goes.
+ESTIMATE_S = {"quick": {"info": 0.5, "beff": 0.6, "cyclic3d": 0.6, "pack": 0.6, "internode": 0.5,
+                        "ratio": 0.5, "overlap": 0.5, "solve": 0.5, "depth": 0.5},
+              "default": {"info": 0.5, "beff": 4, "cyclic3d": 1.5, "pack": 2, "internode": 0.6,
+                          "ratio": 0.6, "overlap": 0.6, "solve": 2, "depth": 1.5},
+              "full": {"info": 1, "beff": 30, "cyclic3d": 20, "pack": 10, "internode": 10,
+                       "ratio": 10, "overlap": 5, "solve": 10, "depth": 8}}
+
+
+@dataclass
+class Point:
+    """One native run: what to run, where its outputs go, how it is known."""
+    key: str
+    step: str
+    args: list[str]                      # hympi arguments (after the executable)
+    ranks: int
+    threads: int
+    json_name: str                       # raw/<json_name>
+    trace_name: str = ""                 # raw/<trace_name> (solve with --trace)
+    label: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    # Cores bound to each rank: the layout's threads, 1 for pure MPI. The
+    # single-threaded benchmarks keep the hybrid layout's placement.
+    cores_per_rank: int = 0
+    # --app points: the user's command with scheme, threads and reserved put
+    # in ({json} is put in when it runs); empty for hympi's own runs.
+    app: list[str] = field(default_factory=list)
+
+
+def scheme_runs(scheme: dict[str, Any], setting: Setting) -> bool:
+    """Whether the study can run `scheme` (an entry of `hympi info --json`) in
+    its layout: this build and MPI offer it, it has its fewest threads, and a
+    scheme that shares memory between a node's ranks (shared-window) has at
+    least two ranks on a node."""
+    if not scheme.get("available", True) or setting.threads < int(scheme.get("min_threads", 1)):
+        return False
+    per_node = setting.ranks_per_node or max(1, setting.ranks // max(1, setting.nodes))
+    return not (scheme.get("needs_node_peers") and per_node < 2)
+
+
+def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str, Any]],
+               memory_bytes: int) -> list[Point]:
+    """Every run of the study, in order. Keys are stable so --resume finds them."""
+    planner = _Planner(opts, setting)
+    planner.benchmarks(memory_bytes)
+    planner.kernels(schemes)
+    planner.depths()
+    if opts.app:
+        planner.app(schemes)
+    return planner.plan
+
+
+class _Planner:
+    """The plan as it is built: the steps not asked for add nothing."""
+
+    def __init__(self, opts: StudyOptions, setting: Setting):
+        self.opts, self.setting = opts, setting
+        self.lv = LEVELS[opts.level]
+        self.p, self.n = setting.ranks, setting.threads
+        self.rpn = ["--ranks-per-node", str(setting.ranks_per_node)] if setting.ranks_per_node else []
+        self.grid = f"{self.lv['grid']}^3"
+        self.plan: list[Point] = []
+
+    def add(self, key: str, step: str, args: list[str], ranks: int = 0, threads: int = 0,
+            trace: bool = False, label: str = "", cores_per_rank: int = 0,
+            app: Optional[list[str]] = None, **meta: Any) -> None:
+        """One point; ranks, threads and cores per rank default to the layout's."""
+        if step not in self.opts.steps:
+            return
+        self.plan.append(Point(key, step, args, ranks or self.p, threads or self.n, f"{key}.json",
+                               f"{key}.trace.json" if trace else "", label or key, dict(meta),
+                               cores_per_rank or self.n, list(app or [])))
+
+    def benchmarks(self, memory_bytes: int) -> None:
+        lv, p, n, rpn, add = self.lv, self.p, self.n, self.rpn, self.add
+        add("info", "info", ["info", "--threads", str(n)] + rpn)
+        # b_eff's Lmax: the level's, capped by memory per rank / 128 (b_eff's rule).
+        lmax = lv["lmax"]
+        if memory_bytes:
+            lmax = max(4096, min(lmax, memory_bytes // max(1, p) // 128))
+        common = ["--repeat", str(lv["repeat"])]
+        add("beff", "beff", ["bench", "beff", "--lmax", str(lmax)] + common + rpn, threads=1)
+        add("cyclic3d", "cyclic3d", ["bench", "cyclic3d", "--lmax", str(lmax)] + common + rpn, threads=1)
+        faces = ",".join(map(str, lv["faces"]))
+        add("pack", "pack", ["bench", "pack", "--threads", str(n), "--faces", faces] + common)
+        if self.setting.nodes >= 2:
+            sizes = ",".join(map(str, lv["sizes"]))
+            add("internode", "internode", ["bench", "internode", "--sizes", sizes] + common + rpn,
+                threads=1)
+            add("ratio", "ratio", ["bench", "ratio", "--sizes", sizes] + common + rpn, threads=1)
+        if n >= 2:
+            for nk in lv["nk_loc"]:
+                add(f"overlap-nk{nk}", "overlap",
+                    ["bench", "overlap", "--threads", str(n), "--plane", str(lv["plane"]),
+                     "--nk-loc", str(nk), "--iters", str(lv["overlap_iters"])] + common,
+                    label=f"overlap nk_loc={nk}", nk_loc=nk)
+
+    def _scheme_runs(self, schemes: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], str, int]]:
+        """(scheme, name, m) of every scheme run: every m for those that reserve threads."""
+        runs = []
+        for s in schemes:
+            if scheme_runs(s, self.setting):
+                for m in (range(1, self.n) if s.get("takes_reserved") else [0]):
+                    runs.append((s, s["name"] + (f"-m{m}" if m else ""), m))
+        return runs
+
+    def kernels(self, schemes: Sequence[dict[str, Any]]) -> None:
+        lv, p, n = self.lv, self.p, self.n
+        for kernel in self.opts.kernels:
+            kargs = ["solve", "--kernel", kernel, "--grid", self.grid, "--repeat", str(lv["solve_repeat"])]
+            kargs += (["--max-iters", str(lv["max_iters"])] if kernel == "cg"
+                      else ["--iters", str(lv["iters"])])
+            # Pure MPI: one rank per core of the hybrid layout (the papers' class
+            # 1). With one thread per rank, masteronly below is that run already.
+            if n > 1:
+                self.add(f"solve-{kernel}-pure-mpi", "solve",
+                         kargs + ["--scheme", "masteronly", "--threads", "1"] + _rpn_scaled(self.setting, n),
+                         ranks=p * n, threads=1, trace=True, label=f"{kernel} pure MPI", cores_per_rank=1,
+                         kernel=kernel, scheme="pure-mpi")
+            for s, name, m in self._scheme_runs(schemes):
+                extra = ["--reserved", str(m)] if m else []
+                self.add(f"solve-{kernel}-{name}", "solve",
+                         kargs + ["--scheme", s["name"], "--threads", str(n)] + extra + self.rpn,
+                         trace=True, label=f"{kernel} {name}", kernel=kernel, scheme=s["name"], m=m)
+
+    def depths(self) -> None:
+        """Temporal blocking: jacobi and spmv with halos h deep, exchanged every h
+        iterations, the sweeps between cache-blocked (hympi solve --halo-depth),
+        against the same run at depth 1. masteronly on the hybrid layout: every
+        sweep of a block runs in the wavefront on the rank's threads. Depths
+        deeper than grid / ranks could exceed a rank's box and are left out.
+        Every depth runs the same iterations, a multiple of the deepest, so
+        that no block is short (each exchange then serves exactly h sweeps)."""
+        lv = self.lv
+        depths = [h for h in lv["depths"] if h == 1 or h <= lv["grid"] // self.p]
+        iters = -(-lv["iters"] // max(depths)) * max(depths)
+        for kernel in (k for k in DEPTH_KERNELS if k in self.opts.kernels):
+            dargs = ["solve", "--kernel", kernel, "--grid", self.grid, "--iters", str(iters),
+                     "--repeat", str(lv["solve_repeat"]), "--scheme", "masteronly", "--threads", str(self.n)]
+            for h in depths:
+                self.add(f"depth-{kernel}-h{h}", "depth", dargs + ["--halo-depth", str(h)] + self.rpn,
+                         label=f"{kernel} --halo-depth {h}", kernel=kernel, scheme="masteronly", depth=h)
+
+    def app(self, schemes: Sequence[dict[str, Any]]) -> None:
+        """The user's program, like a built-in kernel: pure MPI, then every
+        scheme this build offers (every m for those that reserve threads)."""
+        opts, p, n = self.opts, self.p, self.n
+        kernel = app_kernel(opts)
+
+        def command(scheme: str, threads: int, m: int) -> list[str]:
+            values = {"scheme": scheme, "threads": str(threads), "reserved": str(m)}
+            return [re.sub(r"\{(scheme|threads|reserved)\}", lambda g: values[g.group(1)], w)
+                    for w in app_words(opts)]
+
+        if n > 1:
+            self.add("solve-app-pure-mpi", "solve", [], ranks=p * n, threads=1, trace=True,
+                     label=f"{kernel} pure MPI", cores_per_rank=1, app=command("masteronly", 1, 0),
+                     kernel=kernel, scheme="pure-mpi")
+        for s, name, m in self._scheme_runs(schemes):
+            self.add(f"solve-app-{name}", "solve", [], trace=True, label=f"{kernel} {name}",
+                     app=command(s["name"], n, m), kernel=kernel, scheme=s["name"], m=m)
+
+
+def _rpn_scaled(setting: Setting, n: int) -> list[str]:
+    return ["--ranks-per-node", str(setting.ranks_per_node * n)] if setting.ranks_per_node else []

@@ -1,0 +1,183 @@
+"""Running one point of a study: its exact command (logged to commands.log),
+the MPI job in its own process group with a time limit, and the result and
+status lines it adds to results.jsonl."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from .errors import OutputError
+from .launch import Setting
+from .plan import Point
+from .results import now_iso
+from .studydir import COMMANDS, RAW, STUDY_SCHEMA_VERSION
+
+
+@dataclass
+class RunOutcome:
+    status: str                         # ok | failed
+    exit_code: Optional[int]
+    timed_out: bool
+    wall_s: float
+    stderr_tail: str
+    records: list[dict[str, Any]]
+    reason: str = ""
+    command: list[str] = field(default_factory=list)  # the exact argv that ran
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM during a run; the child has been ended."""
+
+
+def point_command(point: Point, setting: Setting, hympi: str, outdir: Path) -> list[str]:
+    if point.app:
+        # The user's program writes its report where HYMPI_REPORT_JSON says
+        # (run_point sets it); {json} names the same file for a --report flag.
+        report = str(outdir / RAW / point.json_name)
+        launcher = setting.argv(point.ranks, point.cores_per_rank)
+        if "openmpi" in os.path.basename(launcher[0]) and setting.nodes_kind != "emulated":
+            # Open MPI passes only the variables named with -x to remote nodes.
+            launcher = launcher[:1] + ["-x", "HYMPI_REPORT_JSON", "-x", "HYMPI_TRACE_JSON"] + launcher[1:]
+        return launcher + [w.replace("{json}", report) for w in point.app]
+    args = list(point.args)
+    args += ["--json", str(outdir / RAW / point.json_name)]
+    if point.trace_name:
+        args += ["--trace", str(outdir / RAW / point.trace_name)]
+    inject = os.environ.get("HYMPI_STUDY_FAIL_POINT", "")
+    if inject and re.fullmatch(inject, point.key):
+        # For the tests: make exactly this run fail with a usage error.
+        args += ["--no-such-option-injected-by-test"]
+    return setting.argv(point.ranks, point.cores_per_rank) + [hympi] + args
+
+
+def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_s: float) -> RunOutcome:
+    argv = point_command(point, setting, hympi, outdir)
+    _, _, launch_env = setting.launch(point.cores_per_rank)
+    env = dict(os.environ)
+    env.update(launch_env)
+    env["OMP_NUM_THREADS"] = str(point.threads)
+    if point.app:
+        launch_env = dict(launch_env)
+        launch_env["HYMPI_REPORT_JSON"] = str(outdir / RAW / point.json_name)
+        launch_env["HYMPI_TRACE_JSON"] = str(outdir / RAW / point.trace_name) if point.trace_name else ""
+        env.update(launch_env)
+    env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(launch_env.items())
+                         if k != "OMP_NUM_THREADS")
+    try:
+        with open(outdir / COMMANDS, "a", encoding="utf-8") as log:
+            log.write(f"# {now_iso()} {point.key}\nOMP_NUM_THREADS={point.threads} {env_words} "
+                      f"{shlex.join(argv)}\n")
+        outcome = _run(point, argv, env, outdir, timeout_s)
+    except OSError as err:  # the study directory's disk, not the run
+        raise OutputError(f"cannot write in {outdir}: {err.strerror or err}") from None
+    outcome.command = argv
+    return outcome
+
+
+# hympi's own exit codes (README, "Exit codes"), named in a failed run's reason.
+HYMPI_EXIT_CODES = {
+    1: "the run failed",
+    2: "bad input",
+    3: "cg did not converge within --max-iters",
+    4: "a result file could not be written",
+}
+
+
+def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
+         timeout_s: float) -> RunOutcome:
+    log_path = outdir / RAW / f"{point.key}.log"
+    start = time.monotonic()
+    timed_out = False
+    with open(log_path, "w", encoding="utf-8") as out:
+        # Own process group: a time-out or Ctrl-C ends mpirun and every rank.
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _end_group(proc)
+        except BaseException:
+            _end_group(proc)
+            raise
+    wall = time.monotonic() - start
+    tail = _tail(log_path)
+    code = proc.returncode
+    if timed_out:
+        return RunOutcome("failed", code, True, wall, tail, [],
+                          f"exceeded the per-run limit of {timeout_s:g} s")
+    if code != 0:
+        why = HYMPI_EXIT_CODES.get(code, "") if not point.app else ""
+        return RunOutcome("failed", code, False, wall, tail, [],
+                          f"exit code {code}" + (f" ({why})" if why else ""))
+    if point.app and not (outdir / RAW / point.json_name).exists():
+        return RunOutcome("failed", code, False, wall, tail, [],
+                          "the app wrote no report: call hympi_report_json (C, Fortran) or "
+                          "Domain::write_report (C++) after the timed loop; the study sets "
+                          "HYMPI_REPORT_JSON to the path")
+    try:
+        with open(outdir / RAW / point.json_name, encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except (OSError, json.JSONDecodeError) as err:
+        return RunOutcome("failed", code, False, wall, tail, [], f"no readable JSON document: {err}")
+    context = doc.get("context", {})
+    records = []
+    if point.step == "info":
+        rest = {k: v for k, v in doc.items() if k != "context"}
+        records.append(_result_line(point, context, {"kind": "info", **rest}))
+    else:
+        for rec in doc.get("results", []):
+            records.append(_result_line(point, context, rec))
+    if point.trace_name and not (outdir / RAW / point.trace_name).exists():
+        return RunOutcome("failed", code, False, wall, tail, [], "the run wrote no trace")
+    return RunOutcome("ok", code, False, wall, tail, records)
+
+
+def _result_line(point: Point, context: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+    line = {"record": "result", "study_schema_version": STUDY_SCHEMA_VERSION, "point": point.key,
+            "step": point.step, "source": f"{RAW}/{point.json_name}", "context": context,
+            "result": rec}
+    if point.trace_name:
+        line["trace"] = f"{RAW}/{point.trace_name}"
+    return line
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the run's process group, SIGKILL after 5 s."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(path: Path, lines: int = 15, chars: int = 2000) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+
+
+def point_status_line(point: Point, outcome: RunOutcome, binding: str) -> dict[str, Any]:
+    return {"record": "point", "study_schema_version": STUDY_SCHEMA_VERSION, "point": point.key,
+            "step": point.step, "label": point.label, "status": outcome.status,
+            "n_results": len(outcome.records), "command": shlex.join(outcome.command), "binding": binding,
+            "ranks": point.ranks, "threads": point.threads, "wall_s": round(outcome.wall_s, 4),
+            "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
+            "reason": outcome.reason, "stderr_tail": outcome.stderr_tail if outcome.status != "ok" else "",
+            "date": now_iso(), "meta": point.meta}
