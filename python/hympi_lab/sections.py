@@ -408,7 +408,8 @@ def projection(ctx: Ctx) -> list[Block]:
     for p in doc["projections"]:
         cross = "; ".join(f"at {x['nodes']} nodes {x['from']} -> {x['to']}"
                           + ("" if x["separated"] else " (within the bands)") for x in p["crossovers"])
-        b.p(f"{p['kernel']}, {p['scaling']} scaling: fastest at 1 node {p['fastest'][0]}, at "
+        b.p(f"{p['kernel']}, {p['scaling']} scaling: fastest at 1 node "
+            f"{p['fastest'][0] if p['fastest'] else '-'}, at "
             f"{p['series'][0]['nodes'][-1] if p['series'] else '-'} nodes "
             f"{p['fastest'][-1] if p['fastest'] else '-'}; "
             + (f"the fastest changes {cross}." if cross else "the fastest does not change."))
