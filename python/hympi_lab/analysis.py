@@ -345,7 +345,7 @@ def depth_rows(study: Study) -> list[dict[str, Any]]:
     return rows
 
 
-def _fastest_deep(mine: Sequence[dict[str, Any]]) -> Optional[dict[str, Any]]:
+def fastest_deep(mine: Sequence[dict[str, Any]]) -> Optional[dict[str, Any]]:
     """Of one kernel's depth rows, the fastest deeper than 1 (None: none
     with a speed)."""
     return max((r for r in mine if r["depth"] > 1 and math.isfinite(r["speedup"])),
@@ -372,7 +372,7 @@ def depth_advice(study: Study) -> str:
             parts.append(f"{kernel} at --halo-depth {', '.join(map(str, differs))} did NOT give depth "
                          "1's field (a bug: please report it)")
             continue
-        best = _fastest_deep(mine)
+        best = fastest_deep(mine)
         if best is None or best["speedup"] <= 1:
             parts.append(f"{kernel} did not gain from it")
             continue
@@ -448,4 +448,4 @@ def check_study_dir(outdir: str) -> Path:
 
 __all__ = ["Study", "load", "fits", "SolveRun", "user_kernels", "solve_runs", "Validation", "validations",
            "KernelAdvice", "kernel_advice", "recommendation", "depth_rows", "depth_advice", "write_csv",
-           "write_json", "check_study_dir", "NOISE_FLOOR", "DEPTH_SECTION", "number_or_nan"]
+           "write_json", "fastest_deep", "check_study_dir", "NOISE_FLOOR", "DEPTH_SECTION", "number_or_nan"]

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from . import schemes as schemes_mod
 from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, depth_rows, user_kernels,
-                       validations, write_json, _fastest_deep)
+                       validations, write_json, fastest_deep)
 from .content import Block, Blocks, slug
 from .errors import InputError
 
@@ -461,7 +461,7 @@ def depth(ctx: Ctx) -> list[Block]:
             "counts, bytes and checksums hold.")
     for kernel in (k for k in kernels if k not in lacking):
         mine = [r for r in rows if r["kernel"] == kernel]
-        best = _fastest_deep(mine)
+        best = fastest_deep(mine)
         if best is not None and best["speedup"] > 1:
             b.p(f"{kernel}: fastest here --halo-depth {best['depth']}, {best['speedup']:.2f}x depth 1 "
                 f"({best['exchanges']} exchanges instead of {mine[0]['exchanges']}).")
