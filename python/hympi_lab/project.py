@@ -28,416 +28,31 @@ composition (seed 000 eq. 3 and its relatives in model.py) written in
 seconds instead of fractions; see python/README.md "Projection".
 
 Pure: numbers from records; no printing, no figures (cli.py and
-plotting.py do those).
+plotting.py do those). The study's measurements are read by
+project_inputs.py, the decomposition's geometry is geometry.py's, and each
+scheme's composition lives in schemes.py's table.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
-import re
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from . import fit as fit_mod
+from . import schemes as schemes_mod
 from .errors import InputError
-from .studydir import RESULTS, load_results, load_study
+from .geometry import VALUE_BYTES, RankGeometry, decompose, factor3, worst_rank
+from .project_inputs import DEEP_HALO_SCHEMES, DEFAULT_COST_SIGMA, Cost, Inputs, Link, load_inputs
+from .schemes import SHARED_WINDOW_INTRA_COST
 
-VALUE_BYTES = 8              # doubles
 MAX_NODES = 16384
 SAMPLES_RANGE = (10, 100000)  # Monte Carlo draws for the band
 SELF_CONSISTENCY_LIMIT = 0.15
 # cg reduces twice per iteration (p.q, then r.r; src/kernels/cg.cpp);
 # recursive doubling takes ceil(log2 P) latency-bound steps.
 ALLREDUCES = {"cg": 2}
-# What an intra-node face still costs shared-window relative to a message:
-# hympi packs each face and copies it out after a node barrier, measured on
-# 16 cores at about the cost of a shared-memory message (model.py).
-SHARED_WINDOW_INTRA_COST = 1.0
-# Relative 1-sigma of a compute cost when the run has one repetition.
-DEFAULT_COST_SIGMA = 0.05
-# Schemes whose temporal-blocking runs the projection carries: they exchange,
-# then compute the whole block, so nothing overlaps. Under an overlapping
-# scheme only a block's first sweep overlaps its exchange (src/domain.cpp),
-# a composition the model does not have.
-DEEP_HALO_SCHEMES = ("pure-mpi", "masteronly", "masteronly-threaded")
-
-
-@dataclass(frozen=True)
-class Link:
-    """Hockney parameters of one kind of link, 1-sigma included.
-
-    An emulated cluster's link is a tc token bucket (scripts/emulated-cluster):
-    `rate` bytes/s with a bucket of `burst` bytes that refills while the link
-    idles; bytes covered by the bucket move at the fast path's b_inf, the
-    rest at `rate`. rate = 0: a plain Hockney link.
-    """
-    t_lat: float
-    b_inf: float            # bytes/s
-    sigma_lat: float
-    sigma_b: float
-    source: str
-    rate: float = 0.0       # token bucket rate, bytes/s (emulated links only)
-    burst: float = 0.0      # token bucket size, bytes
-
-    def sample(self, rng: np.random.Generator) -> "Link":
-        # Truncated at small positive values: a latency or bandwidth cannot
-        # change sign, however wide the fit's band.
-        lat = max(self.t_lat * 0.05, rng.normal(self.t_lat, self.sigma_lat))
-        b = max(self.b_inf * 0.05, rng.normal(self.b_inf, self.sigma_b))
-        return replace(self, t_lat=lat, b_inf=b)
-
-
-@dataclass(frozen=True)
-class Cost:
-    """One measured solve run: its costs per point and what it measured."""
-    kernel: str
-    scheme: str             # hympi scheme name, or "pure-mpi"
-    m: int                  # reserved threads (multiple), else 0
-    threads: int
-    interior_s: float       # thread-seconds per interior point per sweep
-    non_overlap_s: float    # thread-seconds per point per sweep that cannot overlap
-    pack_s_per_byte: float  # wall seconds per halo byte of a rank (pack + unpack)
-    sigma_rel: float        # relative 1-sigma of the costs (run-to-run spread)
-    sweeps: int             # exchanges (sweeps) per iteration
-    measured_s: float       # measured time per iteration (median)
-    measured_low: float
-    measured_high: float
-    grid: tuple[int, int, int]
-    proc_grid: tuple[int, int, int]
-    node_block: tuple[int, int, int]
-    periodic: bool
-    nodes: int
-    depth: int = 1          # halo depth: one exchange every `depth` iterations
-    # Exchanges per sweep the run made: 1/depth in the steady state, more
-    # when its sweeps were not a multiple of the depth (a short last block).
-    # 0: the steady state (what a projection assumes).
-    exchanges_per_sweep: float = 0.0
-
-    @property
-    def exchange_share(self) -> float:
-        return self.exchanges_per_sweep or 1.0 / self.depth
-
-    @property
-    def ranks_per_node(self) -> int:
-        return max(1, self.proc_grid[0] * self.proc_grid[1] * self.proc_grid[2] // self.nodes)
-
-    @property
-    def node_grid(self) -> tuple[int, int, int]:
-        p, b = self.proc_grid, self.node_block
-        return (p[0] // b[0], p[1] // b[1], p[2] // b[2])
-
-    @property
-    def label(self) -> str:
-        if self.scheme == "pure-mpi":
-            name = "pure MPI"
-        else:
-            name = self.scheme + (f" m={self.m}" if self.scheme == "multiple" else "")
-        return name + (f" depth {self.depth}" if self.depth > 1 else "")
-
-
-@dataclass
-class Inputs:
-    inter: Link
-    intra: Link
-    beta: dict[int, float]          # k -> node bandwidth with k CPUs / with 1
-    costs: dict[str, list[Cost]]    # by kernel
-    nodes_measured: int
-    nodes_kind: str
-    ranks_per_node: int
-    threads: int
-    assumptions: list[str] = field(default_factory=list)
-
-
-# --- reading a study ------------------------------------------------------------------
-
-def load_inputs(outdir: Path) -> Inputs:
-    """The parameters of the projection from a study directory; InputError
-    naming the step to run when one is missing."""
-    header = load_study(outdir)
-    records, status = load_results(outdir / RESULTS)
-    setting = header.get("setting", {})
-    assumptions: list[str] = []
-
-    pp = [r for r in records if r["step"] == "beff" and r["result"].get("kind") == "pingpong"]
-    if not pp:
-        raise InputError(f"{outdir}: no ping-pong in the study, so no link parameters: run its beff "
-                         f"step (hympi-lab study --resume {outdir}, or a new study with --steps "
-                         "beff,internode,solve)")
-    try:
-        hockney = fit_mod.fit_hockney([r["result"]["bytes"] for r in pp],
-                                      [r["result"]["time_s"]["median"] for r in pp])
-    except InputError as err:
-        raise InputError(f"{outdir}: the ping-pong does not give link parameters ({err})") from None
-    nodes_kind = str(setting.get("nodes_kind", "real"))
-    lat, b = hockney.params["T_lat"], hockney.params["b_inf"]
-    inter = Link(lat.value, b.value, lat.sigma, b.sigma, f"ping-pong between {nodes_kind} nodes")
-    if nodes_kind == "emulated":
-        inter = _bucket_link(pp, str(header.get("options", {}).get("link", "")), outdir)
-        assumptions.append(f"the study's nodes are emulated: {inter.source}; a projection of them "
-                           "describes the emulator, not a cluster (it is there to test the model)")
-    if nodes_kind == "virtual":
-        intra = replace(inter, source="ping-pong (virtual nodes share one machine's memory)")
-        assumptions.append("the study's nodes are virtual (one machine): its 'inter-node' link is "
-                           "shared memory, so the projection describes a cluster whose network is as "
-                           "fast as this machine's memory; run the study on 2+ real nodes to project "
-                           "a real network")
-    else:
-        intra = replace(inter, source="inter-node ping-pong (no intra-node ping-pong measured)")
-        assumptions.append("intra-node messages are costed like inter-node ones (the study measures "
-                           "no intra-node ping-pong): pessimistic for pure MPI")
-
-    beta = _beta(records)
-    if not beta:
-        assumptions.append("no internode step: a node's link is assumed not to saturate "
-                           "(k communicating CPUs reach k times one's bandwidth)")
-
-    solve = [r for r in records if r["step"] == "solve" and r["result"].get("kind") == "solve"]
-    # The depth step's runs deeper than 1 (its depth-1 run repeats the solve
-    # step's masteronly one).
-    deep = [r for r in records if r["step"] == "depth" and r["result"].get("kind") == "solve"
-            and int(r["result"].get("halo_depth") or 1) > 1]
-    if not solve and not deep:
-        raise InputError(f"{outdir}: no solve runs in the study, so no kernel costs: run its solve "
-                         f"step (hympi-lab study --resume {outdir})")
-    costs: dict[str, list[Cost]] = {}
-    for r in solve + deep:
-        meta = status.get(r["point"], {}).get("meta", {})
-        cost = _cost(r, meta)
-        if cost is not None and (cost.depth == 1 or cost.scheme in DEEP_HALO_SCHEMES):
-            costs.setdefault(cost.kernel, []).append(cost)
-    if not costs:
-        raise InputError(f"{outdir}: no solve run carries a phase breakdown (breakdown_s); "
-                         "rerun its solve step with this hympi")
-    if setting.get("oversubscribed") or any(r["context"].get("oversubscribed") is True for r in records):
-        assumptions.append("the study ran more threads than cores (oversubscribed): its times "
-                           "measure the scheduler, and so will the projection")
-    ranks = int(setting.get("ranks", 1))
-    nodes = max(1, int(setting.get("nodes", 1)))
-    threads = int(setting.get("threads", 1))
-    rpn = int(setting.get("ranks_per_node") or max(1, ranks // nodes))
-    return Inputs(inter, intra, beta, costs, nodes, nodes_kind, rpn, threads, assumptions)
-
-
-_RATE_UNITS = {"": 1, "bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12,
-               "bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9}
-# scripts/emulated-cluster: the bucket holds 1 ms at the rate, at least 64 KiB.
-_TBF_MIN_BURST = 65536
-
-
-def _bucket_link(pingpong: Sequence[dict[str, Any]], link: str, outdir: Path) -> Link:
-    """The emulated link: tc tbf at the study's --link rate, its bucket as the
-    emulator sets it, the fast path (veth, TCP) fitted to the ping-pong's
-    messages small enough to pass on a full bucket."""
-
-    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([a-z]*)", link.strip().lower())
-    if not m or m.group(2) not in _RATE_UNITS:
-        raise InputError(f"{outdir}: emulated study with an unreadable link rate {link!r}")
-    bits = float(m.group(1)) * _RATE_UNITS[m.group(2)]
-    rate = bits / 8
-    burst = max(_TBF_MIN_BURST, bits / 8 / 1000)
-    # A ping-pong leaves each direction idle while the reply travels, so a
-    # message of up to a fraction of the bucket finds it full.
-    small = [r for r in pingpong if r["result"]["bytes"] <= burst / 8]
-    try:
-        fast = fit_mod.fit_hockney([r["result"]["bytes"] for r in small],
-                                   [r["result"]["time_s"]["median"] for r in small])
-    except InputError as err:
-        raise InputError(f"{outdir}: the ping-pong's small messages do not give the emulated "
-                         f"link's fast path ({err})") from None
-    lat, b = fast.params["T_lat"], fast.params["b_inf"]
-    return Link(lat.value, b.value, lat.sigma, b.sigma,
-                f"tc tbf {link} (bucket {burst / 1000:.0f} kB) over a fast path fitted to the "
-                f"ping-pong up to {burst / 8000:.0f} kB", rate=rate, burst=burst)
-
-
-def _beta(records: Sequence[dict[str, Any]]) -> dict[int, float]:
-    """beta(k) at the largest message size the internode step measured."""
-    points = [r["result"] for r in records
-              if r["step"] == "internode" and r["result"].get("kind") == "point"]
-    if not points:
-        return {}
-    size = max(p["bytes"] for p in points)
-    by_k = {int(p["k"]): float(p["bandwidth_per_node_MBps"]) for p in points if p["bytes"] == size}
-    if 1 not in by_k or by_k[1] <= 0:
-        return {}
-    return {k: v / by_k[1] for k, v in sorted(by_k.items())}
-
-
-def _triple(value: Any) -> Optional[tuple[int, int, int]]:
-    if isinstance(value, list) and len(value) == 3 and all(isinstance(x, int) for x in value):
-        return (value[0], value[1], value[2])
-    return None
-
-
-def _cost(record: dict[str, Any], meta: dict[str, Any]) -> Optional[Cost]:
-    """A solve record's costs per point, or None when it lacks what they need
-    (a user's program without a breakdown, a failed run)."""
-    rec = record["result"]
-    grid, pgrid = _triple(rec.get("grid")), _triple(rec.get("proc_grid"))
-    block = _triple(rec.get("node_block")) or (1, 1, 1)
-    bd = rec.get("breakdown_s")
-    iters = rec.get("iters")
-    if not (grid and pgrid and isinstance(bd, dict) and isinstance(iters, int) and iters > 0):
-        return None
-    sweeps = 2 if rec["kernel"] == "rbgs" else 1
-    depth = int(rec.get("halo_depth") or 1)
-    nodes = max(1, int(record.get("context", {}).get("nodes", {}).get("count", 1)))
-    node_grid = tuple(p // b for p, b in zip(pgrid, block))
-    geo = worst_rank(grid, node_grid, block, bool(rec.get("periodic")), depth)
-    n_sweeps = iters * sweeps
-    # Deep halos: one exchange per block of `depth` sweeps (the last block may be short).
-    exchanges = int(rec.get("exchanges") or -(-n_sweeps // depth)) if depth > 1 else n_sweeps
-
-    def total(phase: str) -> float:
-        return float(sum(bd.get(phase, [])))
-
-    interior_pts = max(1, geo.points - geo.boundary_points)
-    interior_s = total("compute_interior") / (interior_pts * n_sweeps)
-    # What the boundary compute took beyond its points at the interior's rate
-    # is volume work that cannot overlap (cg's vector updates; with deep
-    # halos, the whole block: its sweeps run after the exchange); for the
-    # one-sweep stencils it is about zero. Per point computed, halo points a
-    # deep block recomputes included.
-    extra = total("compute_boundary") - interior_s * geo.boundary_points * n_sweeps
-    non_overlap_s = max(0.0, extra) / (geo.computed_points * n_sweeps)
-    pack_wall = max((a + b for a, b in zip(bd.get("pack", []), bd.get("unpack", []))), default=0.0)
-    rank_bytes = geo.bytes_inter + geo.bytes_intra
-    pack_per_byte = pack_wall / (exchanges * rank_bytes) if rank_bytes else 0.0
-    t = rec["time_s"]
-    median = float(t["median"])
-    spread = (float(t["max"]) - float(t["min"])) / median if median > 0 else 0.0
-    sigma = max(DEFAULT_COST_SIGMA if rec.get("repeat", 1) < 2 else 0.0, spread / 2)
-    scheme = "pure-mpi" if meta.get("scheme") == "pure-mpi" or (
-        rec.get("pure_mpi") and int(rec["threads"]) == 1 and rec["scheme"] == "masteronly") else rec["scheme"]
-    return Cost(rec["kernel"], scheme, int(rec.get("reserved", 0)) if scheme == "multiple" else 0,
-                int(rec["threads"]), interior_s, non_overlap_s, pack_per_byte, sigma, sweeps,
-                median / iters, float(t["min"]) / iters, float(t["max"]) / iters, grid, pgrid, block,
-                bool(rec.get("periodic")), nodes, depth, exchanges / n_sweeps if depth > 1 else 0.0)
-
-
-# --- geometry ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RankGeometry:
-    points: int
-    boundary_points: int     # within one layer of a face that has a neighbour
-    msgs_inter: int
-    bytes_inter: int
-    msgs_intra: int
-    bytes_intra: int
-    computed_points: float   # points computed per sweep (deep halos: halo points too)
-
-
-# The 26 neighbour offsets: the 6 faces first, then the 12 edges and 8 corners
-# that a halo deeper than 1 exchanges too (src/exchange.cpp, `corners`).
-_OFFSETS = sorted((o for o in itertools.product((-1, 0, 1), repeat=3) if any(o)),
-                  key=lambda o: sum(map(abs, o)))
-
-
-def _positions(parts: int) -> list[int]:
-    """Representative positions on a line of `parts`: first, one inside, last."""
-    return sorted({0, min(1, parts - 1), parts - 1})
-
-
-def worst_rank(grid: Sequence[int], node_grid: Sequence[int], block: Sequence[int],
-               periodic: bool, depth: int = 1) -> RankGeometry:
-    return _worst_rank(tuple(grid), tuple(node_grid), tuple(block), periodic, depth)
-
-
-@functools.lru_cache(maxsize=4096)
-def _worst_rank(grid: tuple[int, ...], node_grid: tuple[int, ...], block: tuple[int, ...],
-                periodic: bool, depth: int = 1) -> RankGeometry:
-    """The rank with the most halo bytes (then the largest box) of a
-    node-aware decomposition: `node_grid` nodes per dimension, a `block` of
-    ranks in each node. Local sizes are the ceiling of grid / ranks (the
-    largest box).
-
-    depth 1: one message per face with a neighbour, one layer deep. depth h
-    > 1 (hympi solve --halo-depth h): faces h layers deep, and one message
-    per edge (h x h x side) and corner (h^3) whose neighbour exists, as the
-    library exchanges them; a block's sweep s (0..h-1) computes the own box
-    grown by h-1-s layers on every side with a neighbour, so
-    `computed_points` is the mean over the block's sweeps."""
-    parts = [n * b for n, b in zip(node_grid, block)]
-    local = [-(-g // p) for g, p in zip(grid, parts)]
-    offsets = _OFFSETS if depth > 1 else _OFFSETS[:6]
-    best: Optional[RankGeometry] = None
-    # A rank's messages depend on its position only through whether it is
-    # first, inner or last in its node's block (neighbour in another node)
-    # and on the whole grid (neighbour at all), so first, one inner and last
-    # of each stand for all: the same worst rank as visiting every rank,
-    # in time independent of the rank count.
-    per_dim = [[(npos, rpos) for npos in _positions(node_grid[d]) for rpos in _positions(block[d])]
-               for d in range(3)]
-    for combo in itertools.product(*per_dim):
-        # Per dimension and side (-1 lower, +1 upper): is there a neighbour,
-        # and does it lie in another node? The rank at its block's edge whose
-        # neighbour lies in another node crosses (with one node per
-        # dimension, a periodic wrap stays on the node).
-        has: list[dict[int, bool]] = []
-        crosses: list[dict[int, bool]] = []
-        for d, (npos, rpos) in enumerate(combo):
-            g = npos * block[d] + rpos
-            has.append({side: parts[d] >= 2 and (periodic or g != (0 if side < 0 else parts[d] - 1))
-                        for side in (-1, 1)})
-            crosses.append({side: node_grid[d] > 1 and rpos == (0 if side < 0 else block[d] - 1)
-                            for side in (-1, 1)})
-        mi = bi = ma = ba = 0
-        for off in offsets:
-            if not all(o == 0 or has[d][o] for d, o in enumerate(off)):
-                continue
-            size = VALUE_BYTES * math.prod(local[d] if o == 0 else depth for d, o in enumerate(off))
-            if any(o != 0 and crosses[d][o] for d, o in enumerate(off)):
-                mi, bi = mi + 1, bi + size
-            else:
-                ma, ba = ma + 1, ba + size
-        sides = [int(has[d][-1]) + int(has[d][1]) for d in range(3)]
-        inner = math.prod(max(0, local[d] - sides[d]) for d in range(3))
-        pts = math.prod(local)
-        computed = sum(math.prod(local[d] + sides[d] * (depth - 1 - s) for d in range(3))
-                       for s in range(depth)) / depth
-        geo = RankGeometry(pts, pts - inner, mi, bi, ma, ba, computed)
-        if best is None or (geo.bytes_inter, geo.bytes_intra) > (best.bytes_inter, best.bytes_intra):
-            best = geo
-    assert best is not None
-    return best
-
-
-def factor3(count: int, shape: Sequence[int]) -> tuple[int, int, int]:
-    return _factor3(count, tuple(float(x) for x in shape))
-
-
-@functools.lru_cache(maxsize=4096)
-def _factor3(count: int, shape: tuple[float, ...]) -> tuple[int, int, int]:
-    """Split `count` into 3 factors that cut `shape` into the most cube-like
-    pieces (least cut surface), larger factors on larger dimensions."""
-    best: Optional[tuple[float, tuple[int, int, int]]] = None
-    divisors = [d for d in range(1, int(math.isqrt(count)) + 1) if count % d == 0]
-    divisors = sorted(set(divisors + [count // d for d in divisors]))
-    for a in divisors:
-        for b in range(1, count // a + 1):
-            if (count // a) % b:
-                continue
-            f = (a, b, count // a // b)
-            sizes = [s / p for s, p in zip(shape, f)]
-            surface = sizes[0] * sizes[1] + sizes[1] * sizes[2] + sizes[0] * sizes[2]
-            if best is None or surface < best[0] - 1e-12:
-                best = (surface, f)
-    assert best is not None
-    return best[1]
-
-
-def decompose(grid: Sequence[int], nodes: int, ranks_per_node: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """Node grid and rank block of a node-aware decomposition (as hympi's
-    choose_grid_for_nodes: nodes first, then the ranks inside a node's box)."""
-    node_grid = factor3(nodes, grid)
-    node_box = [g / n for g, n in zip(grid, node_grid)]
-    return node_grid, factor3(ranks_per_node, node_box)
 
 
 # --- the time of one iteration ---------------------------------------------------------
@@ -493,39 +108,20 @@ def sweep_time(cost: Cost, shape: Shape, geo: RankGeometry, inputs: Inputs, inte
     pack = scale * cost.pack_s_per_byte * (geo.bytes_inter + geo.bytes_intra) * per_sweep
     # Between two exchanges the link rests for about 1/per_sweep sweeps'
     # computation (a pure-MPI rank computes alone).
-    idle = (w_non + w_ov) / per_sweep / (1 if s == "pure-mpi" else max(1, n))
-    if h > 1 and s not in DEEP_HALO_SCHEMES:
+    idle = (w_non + w_ov) / per_sweep / (1 if s == schemes_mod.PURE_MPI else max(1, n))
+    entry = inputs.schemes.get(s)
+    if entry is None or entry.sweep is None:
+        raise InputError(f"no projection model for scheme {s!r}")
+    if h > 1 and not entry.deep_halo:
         raise InputError(f"no projection model for scheme {s!r} with halo depth {h}")
 
     def exchange(k: int, streams: int = 1, pieces: int = 1, intra_cost: float = 1.0) -> float:
         return comm_time(geo, inputs, inter, intra, k, streams, pieces, intra_cost, idle) * per_sweep
 
-    if s == "pure-mpi":
-        return exchange(shape.cores, 1, 1) + pack + w_non + w_ov
-    if s in ("masteronly", "masteronly-threaded") or n < 2 and s != "multiple-own":
-        return exchange(shape.ranks, 1, 1) + pack + (w_non + w_ov) / n
-    if s in ("funneled", "multiple"):
-        m = max(1, m)
-        t_c = exchange(shape.ranks * m, m, 1) + pack
-        return w_non / n + max(t_c, w_ov / (n - m))
-    if s == "adaptive":
-        t_c = exchange(shape.ranks, 1, 1) + pack
-        return w_non / n + max(t_c, (w_ov + t_c) / n)
-    if s == "multiple-own":
-        # Each thread's messages progress only inside its own MPI calls (no
-        # progress thread in Open MPI or MPICH by default), and it waits after
-        # its interior: a face above the eager limit moves then, so the
-        # exchange adds to the computation (measured on the emulated cluster:
-        # comm + compute add up).
-        t_c = exchange(shape.ranks * n, n, n) + pack / n
-        return w_non / n + t_c + w_ov / n
-    if s == "partitioned":
-        t_c = exchange(shape.ranks, 1, 1) + pack / n
-        return w_non / n + max(t_c, w_ov / n)
-    if s == "shared-window":
-        t_c = exchange(shape.ranks, 1, 1, SHARED_WINDOW_INTRA_COST) + pack
-        return w_non / n + max(t_c, w_ov / (n - 1))
-    raise InputError(f"no projection model for scheme {s!r}")
+    # With one thread per rank most schemes run as masteronly.
+    sweep = inputs.schemes["masteronly"].sweep if n < 2 and entry.one_thread_is_masteronly else entry.sweep
+    assert sweep is not None
+    return sweep(schemes_mod.Terms(n, m, shape.cores, shape.ranks, w_non, w_ov, pack, exchange))
 
 
 def iteration_time(cost: Cost, shape: Shape, grid: Sequence[int], nodes: int, inputs: Inputs,
@@ -553,12 +149,16 @@ class Check:
     kernel: str
     label: str
     measured: float
-    predicted: float
+    predicted: Optional[float]   # None: no cost model for the scheme (no prediction)
     spread: float
 
     @property
-    def error(self) -> float:
-        return self.predicted / self.measured - 1.0
+    def error(self) -> Optional[float]:
+        return None if self.predicted is None else self.predicted / self.measured - 1.0
+
+    @property
+    def within(self) -> Optional[bool]:
+        return None if self.error is None else abs(self.error) <= SELF_CONSISTENCY_LIMIT
 
 
 def self_consistency(inputs: Inputs, kernels: Optional[Sequence[str]] = None) -> list[Check]:
@@ -569,7 +169,8 @@ def self_consistency(inputs: Inputs, kernels: Optional[Sequence[str]] = None) ->
             continue
         for c in costs:
             shape = Shape(c.ranks_per_node * c.threads, c.ranks_per_node, c.threads)
-            pred = iteration_time(c, shape, c.grid, c.nodes, inputs, layout=(c.node_grid, c.node_block))
+            pred = (iteration_time(c, shape, c.grid, c.nodes, inputs, layout=(c.node_grid, c.node_block))
+                    if has_model(c, inputs) else None)
             spread = (c.measured_high - c.measured_low) / c.measured_s if c.measured_s > 0 else 0.0
             out.append(Check(kernel, c.label, c.measured_s, pred, spread))
     return out
@@ -595,13 +196,21 @@ class Series:
     efficiency: list[float]       # T_best(1) / T(N) weak; T_best(1) / (N T(N)) strong
 
 
-def runs_on(cost: Cost, shape: Shape) -> bool:
-    """Whether a measured scheme run can be carried to `shape`."""
-    if cost.scheme == "pure-mpi":
+def has_model(cost: Cost, inputs: Inputs) -> bool:
+    """Whether schemes.py has a cost model for the run's scheme (at its depth)."""
+    entry = inputs.schemes.get(cost.scheme)
+    return entry is not None and entry.sweep is not None and (cost.depth == 1 or entry.deep_halo)
+
+
+def runs_on(cost: Cost, shape: Shape, schemes: Optional[dict[str, schemes_mod.SchemeModel]] = None) -> bool:
+    """Whether a measured scheme run can be carried to `shape` (its fewest
+    threads, two ranks on a node where it shares memory between them)."""
+    if cost.scheme == schemes_mod.PURE_MPI:
         return True
-    if cost.scheme in ("funneled", "multiple", "adaptive", "shared-window") and shape.threads < 2:
+    entry = schemes_mod.lookup(cost.scheme, schemes)
+    if entry is None or shape.threads < entry.threads_needed():
         return False
-    if cost.scheme == "shared-window" and shape.ranks < 2:
+    if entry.needs_node_peers and shape.ranks < 2:
         return False
     return cost.m < shape.threads
 
@@ -613,7 +222,7 @@ def project(inputs: Inputs, kernel: str, shape: Shape, grid: Sequence[int], scal
     grows along its node grid); strong: `grid` is the whole problem."""
     # The steady state: a deep halo exchanges once per h sweeps.
     costs = [replace(c, exchanges_per_sweep=0.0) for c in inputs.costs.get(kernel, [])
-             if runs_on(c, shape)]
+             if has_model(c, inputs) and runs_on(c, shape, inputs.schemes)]
     counts = node_counts(max_nodes)
     rng = np.random.default_rng(seed)
     draws = [(inputs.inter.sample(rng), inputs.intra.sample(rng), rng.standard_normal())
@@ -697,6 +306,10 @@ def limits(inputs: Inputs, max_nodes: int) -> list[str]:
                      "computed point of the study's run at that depth: its cache blocking is assumed "
                      "to work as well on other boxes; the halo points a block recomputes are counted, "
                      "so they cost more as boxes shrink")
+    lacking = sorted({c.label for cs in inputs.costs.values() for c in cs if not has_model(c, inputs)})
+    if lacking:
+        notes.append(f"no prediction for {', '.join(lacking)}: no cost model for the scheme "
+                     "(schemes.py)")
     return notes + inputs.assumptions
 
 
@@ -772,7 +385,8 @@ def document(inputs: Inputs, req: Request) -> dict[str, Any]:
     if problems:
         raise InputError("; ".join(problems))
     checks = self_consistency(inputs, req.kernels)
-    within = [c for c in checks if abs(c.error) <= SELF_CONSISTENCY_LIMIT]
+    predicted = [c for c in checks if c.predicted is not None]
+    within = [c for c in predicted if c.within]
     doc: dict[str, Any] = {
         "parameters": {
             "inter_node": {"T_lat_s": inputs.inter.t_lat, "T_lat_sigma": inputs.inter.sigma_lat,
@@ -790,10 +404,10 @@ def document(inputs: Inputs, req: Request) -> dict[str, Any]:
         },
         "self_consistency": {
             "limit": SELF_CONSISTENCY_LIMIT,
-            "within": len(within), "runs": len(checks),
+            "within": len(within), "runs": len(predicted),
             "checks": [{"kernel": c.kernel, "scheme": c.label, "measured_s": c.measured,
                         "predicted_s": c.predicted, "error": c.error, "spread": c.spread,
-                        "within_limit": abs(c.error) <= SELF_CONSISTENCY_LIMIT} for c in checks],
+                        "within_limit": c.within} for c in checks],
         },
         "request": {"kernels": req.kernels, "grid": list(req.grid), "cores_per_node": req.shape.cores,
                     "ranks_per_node": req.shape.ranks, "threads": req.shape.threads,
@@ -832,8 +446,12 @@ def text(doc: dict[str, Any], rows: Sequence[int] = (1, 2, 4, 16, 64, 256, 1024,
              f"{sc['limit'] * 100:.0f} %"]
     for c in sc["checks"]:
         flag = "" if c["within_limit"] else "   <- outside"
+        error = (f"{c['error'] * 100:+6.0f} %" if c["error"] is not None
+                 else schemes_mod.NO_MODEL)
+        if c["error"] is None:
+            flag = ""
         lines.append(f"  {c['kernel']:<8} {c['scheme']:<20} measured {_fmt_time(c['measured_s']):>9}  "
-                     f"predicted {_fmt_time(c['predicted_s']):>9}  {c['error'] * 100:+6.0f} %"
+                     f"predicted {_fmt_time(c['predicted_s']):>9}  {error}"
                      f"  (run spread {c['spread'] * 100:.0f} %){flag}")
     for p in doc["projections"]:
         series = p["series"]
@@ -863,3 +481,12 @@ def text(doc: dict[str, Any], rows: Sequence[int] = (1, 2, 4, 16, 64, 256, 1024,
     lines.append("where the projection stops holding:")
     lines += [f"  - {n}" for n in doc["limits"]]
     return "\n".join(lines)
+
+
+# Names callers import from here (cli.py, report, tests), defined in the modules above.
+__all__ = ["VALUE_BYTES", "RankGeometry", "decompose", "factor3", "worst_rank", "DEEP_HALO_SCHEMES",
+           "DEFAULT_COST_SIGMA", "Cost", "Inputs", "Link", "load_inputs", "SHARED_WINDOW_INTRA_COST",
+           "MAX_NODES", "SAMPLES_RANGE", "SELF_CONSISTENCY_LIMIT", "ALLREDUCES", "Shape", "comm_time",
+           "sweep_time", "iteration_time", "Check", "self_consistency", "node_counts", "Series",
+           "has_model", "runs_on", "project", "crossovers", "fastest", "limits", "Request",
+           "default_request", "request_problems", "shape_limits", "document", "text"]
