@@ -2,7 +2,8 @@
 
 Modules: model (the papers' equations), fit (least squares), results
 (reading hympi result documents and CSV), advise (ranking schemes),
-plotting (figures; the only one importing matplotlib), cli (`hympi-lab`).
+plotting (figures; the only one importing matplotlib), cli and cli_*
+(`hympi-lab`: the parser, and one module per command family).
 """
 
 __version__ = "0.1.0"
