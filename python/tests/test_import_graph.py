@@ -1,6 +1,7 @@
 """hympi_lab's modules import each other without a circle: the study's
 modules (options, machine, launch, plan, studydir, runpoint, study) form
-layers, and report.py and project.py read a study through studydir.py only.
+layers, and the report (report, analysis, sections, render) and project
+(project, project_inputs) read a study through studydir.py only.
 Function-local imports count as much as those at the top."""
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def test_no_module_imports_itself_through_others():
 
 def test_the_report_side_knows_the_study_directory_only():
     graph = import_graph()
-    for module in ("report", "project"):
+    for module in ("analysis", "project_inputs"):  # where the report and project load a study
         assert "studydir" in graph[module], module
+    for module in ("report", "analysis", "sections", "render", "project", "project_inputs"):
         assert not graph[module] & {"study", "runpoint", "launch", "plan"}, module
     assert "report" not in graph["study"]
 
