@@ -183,14 +183,20 @@ class _Planner:
             trace: bool = False, label: str = "", cores_per_rank: int = 0,
             app: Optional[list[str]] = None, **meta: Any) -> None:
         """One point; ranks, threads and cores per rank default to the layout's."""
-        if step not in self.steps or (step in DEDICATED_BENCHMARKS and step not in self.benchmark_names):
+        if step not in self.steps:
             return
         self.plan.append(Point(key, step, args, ranks or self.p, threads or self.n, f"{key}.json",
                                f"{key}.trace.json" if trace else "", label or key, dict(meta),
                                cores_per_rank or self.n, list(app or [])))
 
     def benchmarks(self, memory_bytes: int) -> None:
-        lv, p, n, rpn, add = self.lv, self.p, self.n, self.rpn, self.add
+        lv, p, n, rpn = self.lv, self.p, self.n, self.rpn
+
+        def add(key: str, step: str, args: list[str], **kw: Any) -> None:
+            """A dedicated benchmark's point, when this build has the benchmark."""
+            if step == "info" or (step in DEDICATED_BENCHMARKS and step in self.benchmark_names):
+                self.add(key, step, args, **kw)
+
         add("info", "info", ["info", "--threads", str(n)] + rpn)
         # b_eff's Lmax: the level's, capped by memory per rank / 128 (b_eff's rule).
         lmax = lv["lmax"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -176,3 +177,24 @@ def test_the_other_section_is_left_out_when_empty(tmp_path):
     shutil.copytree(DATA / "study-2x1", d)
     report.write_report(d)
     assert '<section id="other">' not in (d / "report.html").read_text()
+
+
+def test_a_benchmark_without_a_dedicated_plan_runs_in_a_quick_study(tmp_path, monkeypatch, capsys):
+    """pack as if it were new: planned from info alone (hympi bench pack
+    with its defaults), measured, recorded and shown under Other benchmarks."""
+    if not (ROOT / "build" / "bin" / "hympi").is_file():
+        pytest.skip("build/bin/hympi is not built")
+    from hympi_lab import sections
+    monkeypatch.setattr(plan, "DEDICATED_BENCHMARKS", tuple(b for b in plan.DEDICATED_BENCHMARKS if b != "pack"))
+    monkeypatch.setattr(sections, "PRESENTED_STEPS", tuple(s for s in sections.PRESENTED_STEPS if s != "pack"))
+    out = tmp_path / "s"
+    code = cli.main(["study", "--quick", "--ranks", "2", "--threads", "2", "--steps", "info,pack",
+                     "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "# plan: 2 runs (info 1, pack 1)" in text
+    log = (out / "commands.log").read_text()
+    assert re.search(r"hympi bench pack --repeat 2 --threads 2 (--ranks-per-node \d+ )?--json", log)
+    page = (out / "report.html").read_text()
+    assert '<section id="other">' in page and 'id="other-pack"' in page
+    assert "<th>face_bytes</th>" in page
