@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "commbench/bench.hpp"
 #include "hympi/error.hpp"
 #include "hympi/kernels.hpp"
 #include "hympi/output_file.hpp"
@@ -31,6 +32,34 @@ namespace {
 
 std::string dims_text(const std::array<int, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+const char* periodic_rule_name(PeriodicRule r) {
+  switch (r) {
+    case PeriodicRule::Allowed: return "allowed";
+    case PeriodicRule::EvenSizes: return "even-sizes";
+    case PeriodicRule::Forbidden: return "forbidden";
+  }
+  return "allowed";
+}
+
+// The benchmarks of `hympi bench` (app/commbench/registry.cpp), for info:
+// what a study needs to plan one it has no dedicated step for.
+nlohmann::json benchmarks_json() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& b : bench::benchmark_registry()) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : b.options)
+      options.push_back({{"name", o.name}, {"meta", o.meta}, {"help", o.help}, {"default", o.default_text}});
+    list.push_back({{"name", b.name},
+                    {"description", b.description},
+                    {"min_ranks", b.min_ranks},
+                    {"min_nodes", b.min_nodes},
+                    {"uses_threads", b.uses_threads},
+                    {"mpi_thread_level", thread_level_name(b.thread_level)},
+                    {"options", options}});
+  }
+  return list;
 }
 
 }  // namespace
@@ -165,8 +194,14 @@ nlohmann::json info_document(const nlohmann::json& context, int provided) {
                        {"bytes_per_point", k.bytes_per_point},
                        {"bytes_per_point_crs", k.bytes_per_point_crs},
                        {"bytes_per_point_sell", k.bytes_per_point_sell},
-                       {"temporal_blocking", k.temporal_blocking}});
-  return {{"context", context}, {"schemes", schemes}, {"kernels", kernels}};
+                       {"temporal_blocking", k.temporal_blocking},
+                       {"fields", k.fields},
+                       {"converges", k.converges},
+                       {"streaming_stores", k.streaming_stores},
+                       {"periodic", periodic_rule_name(k.periodic)},
+                       {"periodic_why", k.periodic_why}});
+  return {{"context", context}, {"schemes", schemes}, {"kernels", kernels},
+          {"benchmarks", benchmarks_json()}};
 }
 
 void print_info(std::ostream& out, const nlohmann::json& doc, const NodeMap& nodes, int requested,

@@ -104,6 +104,13 @@ for s in d["schemes"]:
     assert s["mpi_thread_level"].startswith("MPI_THREAD_") and isinstance(s["overlap"], bool)
     assert isinstance(s["takes_reserved"], bool) and s["class"]
 assert [k["name"] for k in d["kernels"]] == ["jacobi", "rbgs", "spmv", "cg"]
+assert [k["name"] for k in d["kernels"] if k["converges"]] == ["cg"]
+assert [k["name"] for k in d["kernels"] if k["temporal_blocking"]] == ["jacobi", "spmv"]
+assert {k["periodic"] for k in d["kernels"]} <= {"allowed", "even-sizes", "forbidden"}
+b = {x["name"]: x for x in d["benchmarks"]}
+assert list(b) == ["beff", "cyclic3d", "internode", "ratio", "overlap", "pack"], list(b)
+assert b["internode"]["min_nodes"] == 2 and b["pack"]["uses_threads"]
+assert [o["name"] for o in b["beff"]["options"]][0] == "--lmax" and b["beff"]["options"][0]["default"]
 c = d["context"]
 assert c["schema_version"] == 1 and c["ranks"] == 2 and c["nodes"]["kind"] == "virtual"
 assert len(c["thread_cpus"]) == 2 and c["thread_level_provided"].startswith("MPI_THREAD_")

@@ -123,6 +123,7 @@ class SolveRun:
     trace: str
     iterations: Optional[int] = None
     inter_share: Optional[float] = None  # inter-node bytes / all bytes per exchange
+    converges: bool = False              # run to a tolerance (the record has "tol")
 
 
 def number_or_nan(value: Any) -> float:
@@ -151,7 +152,7 @@ def solve_runs(study: Study) -> dict[str, list[SolveRun]]:
             int(r["context"].get("ranks", 0)), rec["time_s"]["median"], rec["time_s"]["min"],
             rec["time_s"]["max"], number_or_nan(rec.get("l2")), rec.get("fractions", {}),
             rec.get("breakdown_s", {}), r.get("trace", ""), rec.get("iterations"),
-            inter_share(rec.get("bytes_per_exchange"))))
+            inter_share(rec.get("bytes_per_exchange")), "tol" in rec))
     order = {"pure-mpi": 0, "masteronly": 1}
     for runs in by_kernel.values():
         runs.sort(key=lambda s: (order.get(s.scheme, 2), s.scheme, s.m))

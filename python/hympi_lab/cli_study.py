@@ -48,9 +48,10 @@ def add_study(sub: Subparsers) -> None:
                    help="run on an emulated cluster of N nodes (scripts/emulated-cluster; root)")
     p.add_argument("--link", default="1gbit", metavar="RATE", help="emulated link rate (tc syntax, default 1gbit)")
     p.add_argument("--steps", metavar="LIST", help="only these steps, comma-separated "
-                   "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve, depth)")
-    p.add_argument("--kernels", metavar="LIST", help="only these kernels (jacobi, rbgs, spmv, cg; "
-                   "default all, none with --app)")
+                   "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve, depth, and "
+                   "any other benchmark 'hympi info' lists)")
+    p.add_argument("--kernels", metavar="LIST", help="only these kernels (those 'hympi info' lists: "
+                   "jacobi, rbgs, spmv, cg, ...; default all, none with --app)")
     p.add_argument("--app", metavar="CMD",
                    help="measure your own program (built on hympi's Domain API, calling "
                    "Domain::write_report or hympi_report_json) under every scheme: its command "
@@ -86,11 +87,12 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
             mpi=args.mpi or "openmpi", launcher=args.launcher or "", hympi=args.hympi or "",
             hostfile=args.hostfile or "", ranks=args.ranks or 0, threads=args.threads or 0,
             emulated_nodes=args.emulated_nodes or 0, link=args.link,
-            steps=_csv_list(args.steps) if args.steps else list(study_mod.STEPS),
+            # None: every step and kernel the build's `hympi info` lists.
+            steps=_csv_list(args.steps) if args.steps else None,
             # With --app the study measures the user's program; the built-in
             # kernels run only when asked for.
             kernels=(_csv_list(args.kernels) if args.kernels
-                     else [] if args.app else list(study_mod.KERNELS)),
+                     else [] if args.app else None),
             run_timeout_s=args.run_timeout or 0.0,
             app=args.app or "", app_name=args.app_name or "")
         if args.hostfile and not os.path.isfile(args.hostfile):

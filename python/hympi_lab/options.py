@@ -12,13 +12,12 @@ import os
 import re
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Optional
 
-# The steps, in the order they run (SYSTEM.md "Benchmarks", issue 7).
-STEPS = ("info", "beff", "cyclic3d", "pack", "internode", "ratio", "overlap", "solve", "depth")
-KERNELS = ("jacobi", "rbgs", "spmv", "cg")
-# The kernels with temporal blocking (hympi solve --halo-depth; spmv matrix-free).
-DEPTH_KERNELS = ("jacobi", "spmv")
+# The names a step or kernel may have; which exist is the build's to say
+# (`hympi info --json`, checked once it ran: plan.name_problems).
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
 @dataclass
@@ -32,9 +31,11 @@ class StudyOptions:
     threads: int = 0
     emulated_nodes: int = 0
     link: str = "1gbit"
-    steps: list[str] = field(default_factory=lambda: list(STEPS))
+    # None: every step / kernel the build's info lists (the study records
+    # the resolved lists once info ran).
+    steps: Optional[list[str]] = None
     run_timeout_s: float = 0.0           # 0 = per step default
-    kernels: list[str] = field(default_factory=lambda: list(KERNELS))
+    kernels: Optional[list[str]] = None
     app: str = ""                        # the user's program (--app), with placeholders
     app_name: str = ""                   # its kernel's name in the report
 

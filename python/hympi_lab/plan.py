@@ -1,6 +1,10 @@
 """What a study runs: the sizes of each level, the rough time of each step,
 and the plan itself, one Point per native run, with stable keys so that
---resume finds the points already measured."""
+--resume finds the points already measured.
+
+The kernels, schemes and benchmarks come from the build's `hympi info
+--json` (buildinfo.py): the benchmarks below are sized per level here; any
+other benchmark info lists runs as a step of its own name with its defaults."""
 
 from __future__ import annotations
 
@@ -8,8 +12,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from . import buildinfo
+from .buildinfo import Info
 from .launch import Setting
-from .options import DEPTH_KERNELS, StudyOptions, app_kernel, app_words
+from .options import StudyOptions, app_kernel, app_words
 
 # Sizes of each level of detail: chosen so the default study takes about
 # two minutes on a 2-core machine, --quick well under a minute, and --full
@@ -37,6 +43,82 @@ ESTIMATE_S = {"quick": {"info": 0.5, "beff": 0.6, "cyclic3d": 0.6, "pack": 0.6, 
                           "ratio": 0.6, "overlap": 0.6, "solve": 2, "depth": 1.5},
               "full": {"info": 1, "beff": 30, "cyclic3d": 20, "pack": 10, "internode": 10,
                        "ratio": 10, "overlap": 5, "solve": 10, "depth": 8}}
+# The estimate of a benchmark the plan does not size (run with its defaults).
+OTHER_BENCHMARK_S = {"quick": 1, "default": 3, "full": 10}
+
+# The benchmarks this plan sizes per level, in the order they run; the
+# others info lists run after them, in info's order.
+DEDICATED_BENCHMARKS = ("beff", "cyclic3d", "pack", "internode", "ratio", "overlap")
+
+
+def estimate_s(level: str, step: str) -> float:
+    """Rough seconds of one run of `step` at `level`."""
+    return ESTIMATE_S[level].get(step, OTHER_BENCHMARK_S[level])
+
+
+def benchmark_names(info: Info) -> list[str]:
+    """The benchmarks of this build (the dedicated ones when info predates the list)."""
+    listed = buildinfo.benchmarks(info)
+    return list(DEDICATED_BENCHMARKS) if listed is None else [b["name"] for b in listed]
+
+
+def study_steps(info: Info) -> list[str]:
+    """Every step a study of this build can run, in the order they run."""
+    names = benchmark_names(info)
+    return (["info"] + [b for b in DEDICATED_BENCHMARKS if b in names]
+            + [b for b in names if b not in DEDICATED_BENCHMARKS] + ["solve", "depth"])
+
+
+def steps_of(opts: StudyOptions, info: Info) -> list[str]:
+    """The steps the study runs: those asked for, else every one."""
+    return list(opts.steps) if opts.steps is not None else study_steps(info)
+
+
+def kernels_of(opts: StudyOptions, info: Info) -> list[str]:
+    """The kernels the study runs: those asked for, else every one info lists."""
+    return list(opts.kernels) if opts.kernels is not None else buildinfo.kernel_names(info)
+
+
+def name_problems(opts: StudyOptions, info: Info) -> list[str]:
+    """--steps and --kernels checked against this build's info (empty when right)."""
+    problems = []
+    valid = study_steps(info)
+    unknown = [s for s in steps_of(opts, info) if s not in valid]
+    if unknown:
+        problems.append(f"--steps: unknown step(s) {', '.join(unknown)} (valid: {', '.join(valid)})")
+    valid = buildinfo.kernel_names(info)
+    kernels = kernels_of(opts, info)
+    unknown = [k for k in kernels if k not in valid]
+    if unknown:
+        problems.append(f"--kernels: unknown kernel(s) {', '.join(unknown)} (valid: {', '.join(valid)})")
+    deep = buildinfo.depth_kernels(info)
+    steps = steps_of(opts, info)
+    if steps and set(steps) <= {"depth"} and not set(deep) & set(kernels):
+        problems.append(f"--steps depth runs {_and(deep) or 'no kernel of this build'} only: "
+                        "with these --kernels it has nothing to run")
+    return problems
+
+
+def _and(names: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else list(names))
+
+
+def benchmark_skips(opts: StudyOptions, setting: Setting, info: Info) -> list[tuple[dict[str, Any], str]]:
+    """(benchmark, why not) of each benchmark without a dedicated plan, asked
+    for, that this layout cannot run (why empty when it can)."""
+    steps, out = steps_of(opts, info), []
+    for b in buildinfo.benchmarks(info) or []:
+        if b["name"] in DEDICATED_BENCHMARKS or b["name"] not in steps:
+            continue
+        ranks, nodes = int(b.get("min_ranks", 1)), int(b.get("min_nodes", 1))
+        why = ""
+        if setting.ranks < ranks:
+            why = f"needs {ranks} ranks, the layout has {setting.ranks}"
+        elif setting.nodes < nodes:
+            why = f"needs {nodes} nodes, the layout has {setting.nodes}"
+        out.append((b, why))
+    return out
 
 
 @dataclass
@@ -70,11 +152,13 @@ def scheme_runs(scheme: dict[str, Any], setting: Setting) -> bool:
     return not (scheme.get("needs_node_peers") and per_node < 2)
 
 
-def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str, Any]],
-               memory_bytes: int) -> list[Point]:
-    """Every run of the study, in order. Keys are stable so --resume finds them."""
-    planner = _Planner(opts, setting)
+def build_plan(opts: StudyOptions, setting: Setting, info: Info, memory_bytes: int) -> list[Point]:
+    """Every run of the study, in order, from the build's `hympi info --json`
+    document. Keys are stable so --resume finds them."""
+    planner = _Planner(opts, setting, info)
+    schemes = buildinfo.schemes(info)
     planner.benchmarks(memory_bytes)
+    planner.other_benchmarks(benchmark_skips(opts, setting, info))
     planner.kernels(schemes)
     planner.depths()
     if opts.app:
@@ -85,8 +169,10 @@ def build_plan(opts: StudyOptions, setting: Setting, schemes: Sequence[dict[str,
 class _Planner:
     """The plan as it is built: the steps not asked for add nothing."""
 
-    def __init__(self, opts: StudyOptions, setting: Setting):
-        self.opts, self.setting = opts, setting
+    def __init__(self, opts: StudyOptions, setting: Setting, info: Info):
+        self.opts, self.setting, self.info = opts, setting, info
+        self.steps, self.kernel_names = steps_of(opts, info), kernels_of(opts, info)
+        self.benchmark_names = benchmark_names(info)
         self.lv = LEVELS[opts.level]
         self.p, self.n = setting.ranks, setting.threads
         self.rpn = ["--ranks-per-node", str(setting.ranks_per_node)] if setting.ranks_per_node else []
@@ -97,14 +183,20 @@ class _Planner:
             trace: bool = False, label: str = "", cores_per_rank: int = 0,
             app: Optional[list[str]] = None, **meta: Any) -> None:
         """One point; ranks, threads and cores per rank default to the layout's."""
-        if step not in self.opts.steps:
+        if step not in self.steps:
             return
         self.plan.append(Point(key, step, args, ranks or self.p, threads or self.n, f"{key}.json",
                                f"{key}.trace.json" if trace else "", label or key, dict(meta),
                                cores_per_rank or self.n, list(app or [])))
 
     def benchmarks(self, memory_bytes: int) -> None:
-        lv, p, n, rpn, add = self.lv, self.p, self.n, self.rpn, self.add
+        lv, p, n, rpn = self.lv, self.p, self.n, self.rpn
+
+        def add(key: str, step: str, args: list[str], **kw: Any) -> None:
+            """A dedicated benchmark's point, when this build has the benchmark."""
+            if step == "info" or (step in DEDICATED_BENCHMARKS and step in self.benchmark_names):
+                self.add(key, step, args, **kw)
+
         add("info", "info", ["info", "--threads", str(n)] + rpn)
         # b_eff's Lmax: the level's, capped by memory per rank / 128 (b_eff's rule).
         lmax = lv["lmax"]
@@ -127,6 +219,18 @@ class _Planner:
                      "--nk-loc", str(nk), "--iters", str(lv["overlap_iters"])] + common,
                     label=f"overlap nk_loc={nk}", nk_loc=nk)
 
+    def other_benchmarks(self, runs: list[tuple[dict[str, Any], str]]) -> None:
+        """Each benchmark without a dedicated plan that this layout can run:
+        `hympi bench NAME` with its defaults (threads when it runs them)."""
+        for b, why in runs:
+            if why:
+                continue
+            name, threads = b["name"], self.n if b.get("uses_threads") else 1
+            args = ["bench", name, "--repeat", str(self.lv["repeat"])]
+            args += ["--threads", str(threads)] if b.get("uses_threads") else []
+            self.add(name.replace("_", "-"), name, args + self.rpn, threads=threads,
+                     label=f"{name} (its defaults)")
+
     def _scheme_runs(self, schemes: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], str, int]]:
         """(scheme, name, m) of every scheme run: every m for those that reserve threads."""
         runs = []
@@ -138,9 +242,9 @@ class _Planner:
 
     def kernels(self, schemes: Sequence[dict[str, Any]]) -> None:
         lv, p, n = self.lv, self.p, self.n
-        for kernel in self.opts.kernels:
+        for kernel in self.kernel_names:
             kargs = ["solve", "--kernel", kernel, "--grid", self.grid, "--repeat", str(lv["solve_repeat"])]
-            kargs += (["--max-iters", str(lv["max_iters"])] if kernel == "cg"
+            kargs += (["--max-iters", str(lv["max_iters"])] if buildinfo.converges(self.info, kernel)
                       else ["--iters", str(lv["iters"])])
             # Pure MPI: one rank per core of the hybrid layout (the papers' class
             # 1). With one thread per rank, masteronly below is that run already.
@@ -156,7 +260,8 @@ class _Planner:
                          trace=True, label=f"{kernel} {name}", kernel=kernel, scheme=s["name"], m=m)
 
     def depths(self) -> None:
-        """Temporal blocking: jacobi and spmv with halos h deep, exchanged every h
+        """Temporal blocking: the kernels that have it (info's temporal_blocking:
+        jacobi and matrix-free spmv) with halos h deep, exchanged every h
         iterations, the sweeps between cache-blocked (hympi solve --halo-depth),
         against the same run at depth 1. masteronly on the hybrid layout: every
         sweep of a block runs in the wavefront on the rank's threads. Depths
@@ -166,7 +271,7 @@ class _Planner:
         lv = self.lv
         depths = [h for h in lv["depths"] if h == 1 or h <= lv["grid"] // self.p]
         iters = -(-lv["iters"] // max(depths)) * max(depths)
-        for kernel in (k for k in DEPTH_KERNELS if k in self.opts.kernels):
+        for kernel in (k for k in buildinfo.depth_kernels(self.info) if k in self.kernel_names):
             dargs = ["solve", "--kernel", kernel, "--grid", self.grid, "--iters", str(iters),
                      "--repeat", str(lv["solve_repeat"]), "--scheme", "masteronly", "--threads", str(self.n)]
             for h in depths:

@@ -40,6 +40,10 @@ SECTIONS: list[tuple[str, str, Section]] = [
     ("projection", "Projection to 16,384 nodes", sec.projection),
     ("depth", "Temporal blocking (jacobi, spmv --halo-depth)", sec.depth),
 ]
+# Sections shown only when they hold something, numbered after the others.
+OPTIONAL_SECTIONS: list[tuple[str, str, Section]] = [
+    ("other", "Other benchmarks", sec.other_benchmarks),
+]
 SECTION_IDS = tuple(sid for sid, _, _ in SECTIONS)
 NUMBERS = {sid: i + 1 for i, sid in enumerate(SECTION_IDS)}
 # The recommendation names the temporal-blocking section by number.
@@ -89,10 +93,14 @@ def write_report(outdir: Path) -> str:
     ctx = sec.Ctx(study, outdir, fit, runs, advice, verdict, plotting, trace_mod, NUMBERS)
     summary: list[Block] = [Paragraph(verdict, "verdict", "summary", ("recommendation", "Details"))]
     rendered = [RenderedSection(sid, NUMBERS[sid], title, fn(ctx)) for sid, title, fn in SECTIONS]
+    for sid, title, fn in OPTIONAL_SECTIONS:
+        blocks = fn(ctx)
+        if blocks:
+            rendered.append(RenderedSection(sid, len(rendered) + 1, title, blocks))
     host = study.header.get("machine", {}).get("host", "")
     write_atomic(outdir / "report.html", render_page(f"hympi study report: {host}", summary, rendered))
     write_csv(study, outdir / "results.csv")
     return verdict
 
 
-__all__ = ["SECTIONS", "SECTION_IDS", "NUMBERS", "write_report", "render_page", "RenderedSection"]
+__all__ = ["SECTIONS", "OPTIONAL_SECTIONS", "SECTION_IDS", "NUMBERS", "write_report", "render_page", "RenderedSection"]

@@ -286,7 +286,8 @@ def breakdown(ctx: Ctx) -> list[Block]:
     rows = []
     for kernel, kruns in ctx.runs.items():
         ref = next((s for s in kruns if s.scheme == "masteronly"), kruns[0])
-        tol = 1e-6 if kernel == "cg" else 1e-12
+        # a kernel run to a tolerance agrees to about it; the others to the last bits
+        tol = 1e-6 if any(s.converges for s in kruns) else 1e-12
         bars[kernel] = [(s.label, {ph: statistics.fmean(v) for ph, v in s.breakdown.items() if v})
                         for s in kruns]
         for s in kruns:
@@ -476,4 +477,46 @@ def depth(ctx: Ctx) -> list[Block]:
         "over memory; across nodes a deeper halo also divides the start-ups per iteration by h "
         "(an inner rank of a 3-D split sends 26 messages instead of 6 past depth 1, so fewer "
         "from h = 5 on), and pays for the halo points each block recomputes.")
+    return b.items
+
+
+# --- optional: the benchmarks without a section of their own ---------------------------
+
+# The steps the sections above present (info, solve and depth feed several).
+PRESENTED_STEPS = ("info", "beff", "cyclic3d", "internode", "ratio", "pack", "overlap", "solve", "depth")
+
+
+def _scalars(value: Any, prefix: str, row: dict[str, Any]) -> None:
+    """A record's scalar fields, nested objects as dotted names; lists left out."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _scalars(v, f"{prefix}.{k}" if prefix else str(k), row)
+    elif value is None or isinstance(value, (str, int, float, bool)):
+        row[prefix] = value
+
+
+def other_benchmarks(ctx: Ctx) -> list[Block]:
+    """Each step with no section of its own (a benchmark `hympi info` lists
+    that this report does not know): its records as a table, every scalar
+    field a column. Empty when there is none (the section is then left out)."""
+    b, study = ctx.blocks(), ctx.study
+    steps = list(dict.fromkeys(r["step"] for r in study.results if r["step"] not in PRESENTED_STEPS))
+    info = next((r["result"] for r in study.of("info")), {})
+    described = {e.get("name"): e.get("description", "") for e in info.get("benchmarks") or []
+                 if isinstance(e, dict)}
+    taken: list[str] = []
+    for i, step in enumerate(steps):
+        records = [r for r in study.results if r["step"] == step]
+        rows: list[dict[str, Any]] = []
+        for r in records:
+            row: dict[str, Any] = {"point": r["point"]}
+            _scalars(r["result"], "", row)
+            rows.append(row)
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        what = described.get(step) or "a benchmark of hympi bench this report has no section for"
+        b.p(f"{step}: {what}. {len(records)} record{'s' if len(records) != 1 else ''}, run with "
+            "its defaults (hympi bench " + step + " --help lists them).")
+        tid = slug("other-", step, i, taken)
+        taken.append(tid)
+        b.table(columns, [[row.get(c) for c in columns] for row in rows], tid)
     return b.items

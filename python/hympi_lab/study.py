@@ -27,12 +27,15 @@ from typing import Any, Callable, Optional, TextIO
 from .errors import InputError, OutputError
 from .launch import LAUNCHERS, EmulatedCluster, Setting, repo_root, resolve_setting
 from .machine import Machine, detect_machine
-from .options import DEPTH_KERNELS, KERNELS, STEPS, StudyOptions, app_problems
-from .plan import ESTIMATE_S, LEVELS, Point, build_plan
+from . import buildinfo
+from .buildinfo import Info
+from .options import NAME_PATTERN, StudyOptions, app_problems
+from .plan import (LEVELS, Point, benchmark_skips, build_plan, estimate_s, kernels_of, name_problems,
+                   steps_of)
 from .results import now_iso
 from .runpoint import RunOutcome, point_status_line, run_point
 from .studydir import (RESULTS, STUDY_SCHEMA_VERSION, append_lines, load_results, load_study,
-                       prepare_outdir, rewrite_results)
+                       prepare_outdir, rewrite_results, rewrite_study)
 
 
 # --- progress ----------------------------------------------------------------------
@@ -96,17 +99,15 @@ def check_options(opts: StudyOptions) -> None:
         problems.append(f"--mpi {opts.mpi!r}: expected openmpi or mpich")
     if opts.launcher not in ("", "mpirun", "mpiexec", "srun"):
         problems.append(f"--launcher {opts.launcher!r}: expected mpirun, mpiexec or srun")
-    unknown = [s for s in opts.steps if s not in STEPS]
-    if unknown:
-        problems.append(f"--steps: unknown step(s) {', '.join(unknown)} (valid: {', '.join(STEPS)})")
-    unknown = [k for k in opts.kernels if k not in KERNELS]
-    if unknown:
-        problems.append(f"--kernels: unknown kernel(s) {', '.join(unknown)} (valid: {', '.join(KERNELS)})")
+    # Which steps and kernels exist is the build's info's to say (checked
+    # once it ran: _settle_names); here only what no name can be.
+    for flag, names in (("--steps", opts.steps), ("--kernels", opts.kernels)):
+        bad = [n for n in names or [] if not NAME_PATTERN.match(n)]
+        if bad:
+            problems.append(f"{flag}: unknown name(s) {', '.join(map(repr, bad))} (names are lower-case "
+                            "letters, digits, '-' and '_')")
     if opts.run_timeout_s < 0:
         problems.append("--run-timeout must be >= 0")
-    if opts.steps and set(opts.steps) <= {"depth"} and not set(DEPTH_KERNELS) & set(opts.kernels):
-        problems.append("--steps depth runs jacobi and spmv only: with these --kernels it has "
-                        "nothing to run")
     if opts.app:
         problems += app_problems(opts)
         if "solve" not in opts.steps:
@@ -131,8 +132,9 @@ def check_options(opts: StudyOptions) -> None:
         raise InputError("; ".join(problems))
 
 
-def discover_schemes(setting: Setting, hympi: str, timeout_s: float) -> list[dict[str, Any]]:
-    """The schemes this build offers, from `hympi info --json` at one rank."""
+def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
+    """What this build offers (schemes, kernels, benchmarks): `hympi info
+    --json` at one rank, the whole document."""
     argv = setting.argv(1, 1) + [hympi, "info", "--json"]
     env = dict(os.environ)
     env.update(setting.pure_env or setting.env)
@@ -150,9 +152,20 @@ def discover_schemes(setting: Setting, hympi: str, timeout_s: float) -> list[dic
         raise InputError(f"'{shlex.join(argv)}' failed (exit {proc.returncode}): {' / '.join(tail)}")
     try:
         info = json.loads(proc.stdout)
-        return [s for s in info["schemes"] if isinstance(s, dict) and "name" in s], info.get("context", {})
+        if not isinstance(info, dict) or not isinstance(info["schemes"], list):
+            raise TypeError
     except (json.JSONDecodeError, KeyError, TypeError):
         raise InputError(f"'{shlex.join(argv)}' printed no scheme list") from None
+    return info
+
+
+def _settle_names(opts: StudyOptions, info: Info) -> None:
+    """--steps and --kernels against the build's info (InputError, exit 2,
+    before any other run); then the lists the study runs, resolved."""
+    problems = name_problems(opts, info)
+    if problems:
+        raise InputError("; ".join(problems))
+    opts.steps, opts.kernels = steps_of(opts, info), kernels_of(opts, info)
 
 
 # What cli.py passes as write_report: writes DIR's report, returns its summary.
@@ -177,22 +190,27 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
     machine = detect_machine()
     setting = resolve_setting(opts, machine)
     emulated = EmulatedCluster(opts, setting) if opts.emulated_nodes else None
-    schemes, info_context = discover_schemes(setting, opts.hympi, 60.0) if emulated is None \
-        else (None, {})
+    info: Info = discover_info(setting, opts.hympi, 60.0) if emulated is None else {}
+    if info:
+        _settle_names(opts, info)
     header = {"hympi_study": True, "study_schema_version": STUDY_SCHEMA_VERSION,
               "created": now_iso(), "options": asdict(opts), "machine": asdict(machine),
-              "setting": asdict(setting), "mpi_library": info_context.get("mpi_library", ""),
-              "schemes": schemes}
+              "setting": asdict(setting), "mpi_library": info.get("context", {}).get("mpi_library", ""),
+              "schemes": buildinfo.schemes(info) if info else None}
     prepare_outdir(outdir, header, resume)
     try:
         if emulated is not None:
             emulated.up()
             setting = emulated.setting
-            schemes, info_context = discover_schemes(setting, opts.hympi, 120.0)
-        plan = build_plan(opts, setting, schemes or [], machine.memory_bytes)
+            info = discover_info(setting, opts.hympi, 120.0)
+            _settle_names(opts, info)
+            if not resume:
+                rewrite_study(outdir, {**header, "options": asdict(opts), "schemes": buildinfo.schemes(info),
+                                       "mpi_library": info.get("context", {}).get("mpi_library", "")})
+        plan = build_plan(opts, setting, info, machine.memory_bytes)
         todo = _points_to_run(outdir, plan, resume)
-        estimate = sum(ESTIMATE_S[opts.level][pt.step] for pt in todo)
-        _print_plan(out, opts, machine, setting, plan, todo, estimate, outdir, info_context, resume)
+        estimate = sum(estimate_s(opts.level, pt.step) for pt in todo)
+        _print_plan(out, opts, machine, setting, plan, todo, estimate, outdir, info, resume)
         failed = _run_points(opts, setting, todo, estimate, outdir, out)
     finally:
         if emulated is not None:
@@ -236,7 +254,6 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
     points, or the exit code when the study stopped early (130 on Ctrl-C or
     SIGTERM, 1 when results.jsonl could not be written)."""
     timeout_s = opts.run_timeout_s or {"quick": 120.0, "default": 300.0, "full": 1800.0}[opts.level]
-    est = ESTIMATE_S[opts.level]
     results_path = outdir / RESULTS
     failed: list[tuple[Point, RunOutcome]] = []
     progress = Progress(len(todo), estimate, out)
@@ -253,7 +270,7 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
             spent.setdefault(point.step, []).append(outcome.wall_s)
             # The time left: each step's measured mean so far, the estimate before.
             left = sum((sum(spent[pt.step]) / len(spent[pt.step])) if pt.step in spent
-                       else est[pt.step] for pt in todo[i + 1:])
+                       else estimate_s(opts.level, pt.step) for pt in todo[i + 1:])
             progress.finish(point, outcome, left)
             if outcome.status != "ok":
                 failed.append((point, outcome))
@@ -280,7 +297,8 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Setting,
                 plan: list[Point], todo: list[Point], estimate: float, outdir: Path,
-                info_context: dict[str, Any], resume: bool) -> None:
+                info: Info, resume: bool) -> None:
+    info_context = info.get("context", {})
     caches = ", ".join(f"{k} {v // 1024} KiB" for k, v in sorted(machine.caches.items())) or "unknown"
     steps: dict[str, int] = {}
     for pt in todo:
@@ -301,6 +319,9 @@ def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Sett
                      "oversubscribed, timings cannot separate the schemes")
     if resume:
         lines.append(f"# resume: {len(plan) - len(todo)} of {len(plan)} points already measured, skipped")
+    for bench, why in benchmark_skips(opts, setting, info):
+        if why:
+            lines.append(f"# skipped: step {bench['name']} {why}")
     lines.append(f"# plan: {len(todo)} runs ("
                  + ", ".join(f"{s} {c}" for s, c in steps.items()) + f"), about {_clock(estimate)}")
     print("\n".join(lines), file=out, flush=True)

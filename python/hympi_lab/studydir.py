@@ -405,6 +405,12 @@ def prepare_outdir(outdir: Path, header: dict[str, Any], resume: bool) -> None:
     write_atomic(study_file, json.dumps(header, indent=2) + "\n")
 
 
+def rewrite_study(outdir: Path, header: dict[str, Any]) -> None:
+    """study.json again, once what it records is known (an emulated
+    cluster's info runs after the directory was prepared)."""
+    write_atomic(outdir / STUDY_FILE, json.dumps(header, indent=2) + "\n")
+
+
 def load_study(outdir: Path) -> dict[str, Any]:
     """study.json of a study directory, checked (check_study_header)."""
     if not (outdir / STUDY_FILE).is_file():

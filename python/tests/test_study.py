@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hympi_lab import cli, report, study
+from hympi_lab import buildinfo, cli, plan, report, study
 
 ROOT = Path(__file__).resolve().parents[2]
 HYMPI = ROOT / "build" / "bin" / "hympi"
@@ -29,6 +29,11 @@ if not HYMPI.is_file():
     if os.environ.get("HYMPI_REQUIRE_NATIVE") == "1":
         raise RuntimeError(f"{HYMPI} is not built (make build)")
     pytest.skip("build/bin/hympi is not built", allow_module_level=True)
+
+# What this build offers (the study plans from it).
+INFO = json.loads(subprocess.run([str(HYMPI), "info", "--json", "-"], capture_output=True, text=True,
+                                 check=True, stdin=subprocess.DEVNULL).stdout)
+RECORDED_INFO = json.loads((ROOT / "python" / "tests" / "data" / "info.json").read_text())
 
 FIGURES = ("fig-beff", "fig-internode", "fig-ratio", "fig-pack", "fig-overlap", "fig-fig5",
            "fig-breakdown", "fig-projection")
@@ -76,10 +81,10 @@ def test_quick_study_finishes_with_every_step(quick_study):
     status = {r["point"]: r for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
     assert all(s["status"] == "ok" for s in status.values())
     steps = {s["step"] for s in status.values()}
-    assert steps == set(study.STEPS)
+    assert steps == set(plan.study_steps(INFO))
     # every kernel under every scheme, plus pure MPI; n = 2 gives multiple m = 1 only
     solves = {k for k in status if k.startswith("solve-")}
-    for kernel in study.KERNELS:
+    for kernel in buildinfo.kernel_names(INFO):
         for scheme in ("pure-mpi", "masteronly", "masteronly-threaded", "funneled", "multiple-m1",
                        "multiple-own", "adaptive"):
             assert f"solve-{kernel}-{scheme}" in solves
@@ -452,7 +457,7 @@ def test_depth_points_fit_the_ranks_boxes(level: str, ranks: int, kernels, expec
     opts = study.StudyOptions(level=level, ranks=ranks, threads=1,
                               **({"kernels": kernels} if kernels else {}))
     setting = study.resolve_setting(opts, machine)
-    points = [pt for pt in study.build_plan(opts, setting, [], 64 << 30) if pt.step == "depth"]
+    points = [pt for pt in study.build_plan(opts, setting, RECORDED_INFO, 64 << 30) if pt.step == "depth"]
     assert [pt.meta["depth"] for pt in points] == expected
     assert [pt.meta["kernel"] for pt in points] == sorted(pt.meta["kernel"] for pt in points)
     for pt in points:

@@ -202,7 +202,7 @@ def test_resume_refuses_options_that_are_not_a_study_s(tmp_path, capsys, options
 
 @pytest.mark.parametrize("key, value, expected", [
     ("level", None, "options: missing level (a study.json"),
-    ("steps", 5, "options.steps: expected a list of strings, got 5"),
+    ("steps", 5, "options.steps: expected a list of step names, or null, got 5"),
     ("threads", -2, "options.threads: expected a whole number in 0..1024, got -2"),
     ("run_timeout_s", "1", 'options.run_timeout_s: expected a finite number >= 0, got "1"'),
     ("colour", "blue", "options: unknown option(s) colour"),
