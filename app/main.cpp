@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "context.hpp"
+#include "hympi/context_json.hpp"
 #include "hympi/error.hpp"
 #include "hympi/scheme.hpp"
 #include "hympi/solver.hpp"

@@ -16,7 +16,7 @@
 
 #include "bench.hpp"
 #include "hympi/scheme.hpp"
-#include "options.hpp"
+#include "parse.hpp"
 
 namespace hympi::bench {
 namespace {

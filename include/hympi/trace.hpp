@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hympi/solver.hpp"
+#include "hympi/timing.hpp"
 #include "hympi/topology.hpp"
 
 namespace hympi {

@@ -10,18 +10,9 @@
 namespace hympi {
 namespace detail {
 
-// Collective over comm.
-double allreduce_sum(double v, MPI_Comm comm);
-
 // The reference problem's initial field on the local points.
 void fill_initial(Field& f, const LocalDomain& d);
 void fill_value(Field& f, double v);
-
-// Sum over threads of a per-thread partial, padded so threads do not share
-// cache lines while accumulating.
-struct alignas(64) Partial {
-  double value = 0;
-};
 
 // A kernel that reads one field and writes the other, then swaps them, once
 // per iteration (jacobi, spmv): box_op(in, out, box, stores) computes one
@@ -41,7 +32,7 @@ KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   fill_initial(a, domain.local());
   Field* cur = &a;
   Field* nxt = &b;
-  const int depth = domain.config().depth;
+  const int depth = domain.config().halo_depth;
   domain.start_clock();
   if (depth == 1) {
     const Stores stores = run.stores;
