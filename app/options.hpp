@@ -39,6 +39,12 @@ Options parse(const std::vector<std::string>& args);
 // `warning`, if given, says why a value that is set was not used.
 int threads_from_environment(std::string* warning = nullptr);
 
+// The library's messages name SolveConfig's parameters in backquotes
+// (`iters`); the CLI shows them as the solve flags that set them (--iters),
+// from the solve options' table (option_table.cpp). as_flags false: plain
+// names (plain_parameters).
+std::string name_parameters(const std::string& message, bool as_flags = true);
+
 // The thread level a run asks MPI for: --thread-level if given, else what the
 // scheme needs (FUNNELED if the scheme is unknown, so that init still works
 // and the error is reported after it).

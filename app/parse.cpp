@@ -136,36 +136,14 @@ bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& w
   return true;
 }
 
-namespace {
-
-// SolveConfig's parameter names -> the solve flags that set them.
-const std::map<std::string, std::string>& flag_of_parameter() {
-  static const std::map<std::string, std::string> table = {
-      {"kernel", "--kernel"},     {"format", "--format"},
-      {"scheme", "--scheme"},     {"grid", "--grid"},
-      {"periodic", "--periodic"}, {"iters", "--iters"}, {"halo_depth", "--halo-depth"},
-      {"stores", "--stores"},
-      {"threads", "--threads"},   {"reserved", "--reserved"},
-      {"tol", "--tol"},           {"max_iters", "--max-iters"},
-      {"repeat", "--repeat"},     {"ranks_per_node", "--ranks-per-node"},
-      {"rank_order", "--rank-order"}, {"proc_grid", "--proc-grid"},
-      {"trace", "--trace"}};
-  return table;
-}
-
-}  // namespace
-
-std::string name_parameters(const std::string& message, bool as_flags) {
+std::string plain_parameters(const std::string& message) {
   std::string out;
   std::size_t pos = 0;
   for (;;) {
     const std::size_t open = message.find('`', pos);
     const std::size_t close = open == std::string::npos ? open : message.find('`', open + 1);
     if (close == std::string::npos) return out + message.substr(pos);
-    const std::string name = message.substr(open + 1, close - open - 1);
-    const auto flag = flag_of_parameter().find(name);
-    out += message.substr(pos, open - pos) +
-           (as_flags && flag != flag_of_parameter().end() ? flag->second : name);
+    out += message.substr(pos, open - pos) + message.substr(open + 1, close - open - 1);
     pos = close + 1;
   }
 }

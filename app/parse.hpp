@@ -18,10 +18,10 @@ std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node
 std::vector<std::string> split(const std::string& s, char sep);
 
 // The library's messages name SolveConfig's parameters in backquotes
-// (`iters`); the CLI shows them as the solve flags that set them (--iters),
-// from the one table in parse.cpp. as_flags false: plain names (iters),
-// for configs the user did not write flag by flag (hympi bench overlap).
-std::string name_parameters(const std::string& message, bool as_flags = true);
+// (`iters`): without the quotes (iters), for configs the user did not write
+// flag by flag (hympi bench overlap). name_parameters (options.hpp) names
+// them as the solve flags that set them.
+std::string plain_parameters(const std::string& message);
 // "unknown scheme 'NAME' (valid: ...)": for Options::unknown_scheme.
 std::string unknown_scheme_message(const std::string& name);
 
