@@ -158,7 +158,7 @@ void Domain::write_trace(const std::string& path, const std::string& name) {
     meta.repetition = "the timed loop";
     const nlohmann::json context = {
         {"source", "user-kernel"}, {"hympi_version", kVersion}, {"ranks", d.size}};
-    error = write_text_file(path, trace_json(meta, ranks, d.nodes, context.dump()));
+    error = write_text_file(path, trace_document(meta, ranks, d.nodes, context).dump(2) + "\n");
   }
   d.share_error(error);
 }
