@@ -346,11 +346,8 @@ std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const 
     d.scheme = &pure_mpi_scheme();
     d.reserved = 0;
   }
+  // The domain names its parameters as SolveConfig does (`halo_depth`).
   std::vector<std::string> errors = validate_domain(d, ranks, real_nodes);
-  // The domain's depth is the solve's halo_depth.
-  for (std::string& e : errors)
-    for (std::size_t at = e.find("`depth`"); at != std::string::npos; at = e.find("`depth`", at))
-      e.replace(at, 7, "`halo_depth`");
   const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
   check_counts(c, errors);
   const KernelInfo* kernel = registered(c.kernel);
