@@ -1,7 +1,9 @@
-// hympi: the command-line front end. Rank 0 parses and validates, then
-// broadcasts either its arguments (every rank parses the same ones) or the
-// one message that says what is wrong; every rank then exits with the same
-// code, so no rank is left waiting.
+// hympi: the command-line front end. Every process parses its own command
+// line once (the thread level must be known before MPI starts); rank 0
+// validates its parse, then broadcasts either its invocation (every rank
+// runs rank 0's: a rank whose own invocation is the same keeps its parse)
+// or the one message that says what is wrong; every rank then exits with
+// the same code, so no rank is left waiting.
 #include <mpi.h>
 #include <omp.h>
 #include <unistd.h>

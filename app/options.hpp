@@ -1,7 +1,9 @@
 // Command-line parsing for the hympi executable. Parsing is pure (no MPI) and
 // deterministic (the arguments and the default thread count decide it), so
-// that it is unit-tested directly; main() validates on rank 0 and broadcasts
-// the arguments, and every rank parses the same ones.
+// that it is unit-tested directly; main() parses once per process, validates
+// on rank 0 and broadcasts rank 0's invocation, so that every rank runs the
+// same options. The option tables are in option_table.hpp; the values'
+// parsers (numbers, grids, byte counts) in parse.hpp.
 #pragma once
 
 #include <set>
