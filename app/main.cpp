@@ -1,7 +1,9 @@
-// hympi: the command-line front end. Rank 0 parses and validates, then
-// broadcasts either its arguments (every rank parses the same ones) or the
-// one message that says what is wrong; every rank then exits with the same
-// code, so no rank is left waiting.
+// hympi: the command-line front end. Every process parses its own command
+// line once (the thread level must be known before MPI starts); rank 0
+// validates its parse, then broadcasts either its invocation (every rank
+// runs rank 0's: a rank whose own invocation is the same keeps its parse)
+// or the one message that says what is wrong; every rank then exits with
+// the same code, so no rank is left waiting.
 #include <mpi.h>
 #include <omp.h>
 #include <unistd.h>
@@ -14,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "context.hpp"
+#include "hympi/context_json.hpp"
 #include "hympi/error.hpp"
 #include "hympi/scheme.hpp"
 #include "hympi/solver.hpp"
@@ -50,15 +52,38 @@ std::string join_errors(const std::vector<std::string>& errors) {
 // Rank 0's verdict, broadcast to all: a status and either arguments or text.
 struct Verdict {
   int status = kExitOk;  // kExitOk: run; kExitUsage: error; -1: help printed
-  std::string payload;   // what every rank parses (see invocation_text), or the message
+  std::string payload;   // rank 0's invocation (see invocation_text), or the message
 };
 
-// The arguments and the default thread count: all that parse() depends on.
-std::string invocation_text(const std::vector<std::string>& args, int default_threads) {
-  return nlohmann::json{{"args", args}, {"default_threads", default_threads}}.dump();
+// What a process's command line is: its arguments and the default thread
+// count ($OMP_NUM_THREADS), all that parse() depends on. Parsed once per
+// process, before MPI starts, because the thread level to ask for depends
+// on the scheme.
+struct Invocation {
+  std::vector<std::string> args;
+  int default_threads = 1;
+  std::string env_warning;  // why $OMP_NUM_THREADS was not used ("" if it was)
+  Options options;          // parse(args, default_threads)
+};
+
+Invocation parse_command_line(int argc, char** argv) {
+  Invocation inv;
+  inv.args.assign(argv + 1, argv + argc);
+  inv.default_threads = threads_from_environment(&inv.env_warning);
+  inv.options = parse(inv.args, inv.default_threads);
+  return inv;
 }
-Options parse_invocation(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text);
+
+std::string invocation_text(const Invocation& inv) {
+  return nlohmann::json{{"args", inv.args}, {"default_threads", inv.default_threads}}.dump();
+}
+
+// What runs: rank 0's options. A process whose own invocation is rank 0's
+// (the usual case under a launcher) keeps its parse; another one parses
+// rank 0's arguments, so that every rank runs the same.
+Options options_of_run(const std::string& rank0_text, Invocation& own) {
+  if (rank0_text == invocation_text(own)) return std::move(own.options);
+  const nlohmann::json j = nlohmann::json::parse(rank0_text);
   return parse(j.at("args").get<std::vector<std::string>>(), j.at("default_threads").get<int>());
 }
 
@@ -110,11 +135,9 @@ std::vector<std::string> output_errors(const Options& o) {
   return errors;
 }
 
-// Rank 0: parse, validate everything, say what is wrong all at once.
-Verdict judge(const std::vector<std::string>& args, int size, int provided, const NodeMap& real) {
-  std::string env_warning;
-  const int threads = threads_from_environment(&env_warning);
-  const Options o = parse(args, threads);
+// Rank 0: validate everything parsed, say what is wrong all at once.
+Verdict judge(const Invocation& inv, int size, int provided, const NodeMap& real) {
+  const Options& o = inv.options;
   Verdict v;
   if (o.help) {
     std::cout << o.help_text << std::flush;
@@ -122,8 +145,8 @@ Verdict judge(const std::vector<std::string>& args, int size, int provided, cons
     return v;
   }
   // Only where the default matters: --threads given overrides it.
-  if (!env_warning.empty() && !o.given.count("--threads"))
-    std::cerr << "hympi: warning: " << env_warning << std::endl;
+  if (!inv.env_warning.empty() && !o.given.count("--threads"))
+    std::cerr << "hympi: warning: " << inv.env_warning << std::endl;
   std::vector<std::string> errors = o.errors;
   if (errors.empty() || o.command == Command::Info)
     for (auto& e : command_errors(o, size, provided, real)) errors.push_back(e);
@@ -135,7 +158,7 @@ Verdict judge(const std::vector<std::string>& args, int size, int provided, cons
     v.payload = join_errors(errors);
     return v;
   }
-  v.payload = invocation_text(args, threads);
+  v.payload = invocation_text(inv);
   return v;
 }
 
@@ -220,13 +243,12 @@ int run_bench(const Options& o, int requested, int provided, const std::string& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  // The thread level must be chosen before MPI starts, so every process reads
-  // the scheme from its own arguments (they are identical); the validation
-  // happens on rank 0 after MPI_Init_thread, and what runs is parsed from
-  // rank 0's arguments.
-  const Options early = parse(args);
-  const int requested = requested_thread_level(early);
+  // The thread level must be chosen before MPI starts, so every process
+  // parses its own arguments (they are identical) once, here; the
+  // validation happens on rank 0 after MPI_Init_thread, and what runs is
+  // rank 0's invocation (options_of_run).
+  Invocation own = parse_command_line(argc, argv);
+  const int requested = requested_thread_level(own.options);
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, requested, &provided) != MPI_SUCCESS) {
     std::cerr << "hympi: error: MPI_Init_thread failed\n";
@@ -242,14 +264,14 @@ int main(int argc, char** argv) {
     // Real nodes are needed to validate the grid against the process grid.
     const NodeMap real = discover_nodes(MPI_COMM_WORLD, 0, RankOrder::Sequential);
     Verdict v;
-    if (rank == 0) v = judge(args, size, provided, real);
+    if (rank == 0) v = judge(own, size, provided, real);
     HYMPI_CHECK_MPI(MPI_Bcast(&v.status, 1, MPI_INT, 0, MPI_COMM_WORLD));
     broadcast_string(v.payload, MPI_COMM_WORLD);
     if (v.status == kExitUsage) {
       if (rank == 0) std::cerr << v.payload << std::endl;
       code = kExitUsage;
     } else if (v.status == kExitOk) {
-      const Options o = parse_invocation(v.payload);
+      const Options o = options_of_run(v.payload, own);
       const std::string cmd = command_line(argc, argv);
       warn_if_oversubscribed(o);
       code = o.command == Command::Info    ? run_info(o, requested, provided, cmd)

@@ -1,12 +1,10 @@
 #include "options.hpp"
 
+#include "option_table.hpp"
+
 #include <mpi.h>
 
-#include <cerrno>
-#include <cmath>
 #include <cstdlib>
-#include <functional>
-#include <limits>
 #include <map>
 
 #include "hympi/build_info.hpp"
@@ -14,132 +12,6 @@
 #include "hympi/scheme.hpp"
 
 namespace hympi::cli {
-
-namespace {
-constexpr long long kMaxBytes = 1LL << 30;  // the largest byte count any option takes
-}  // namespace
-
-bool parse_int(const std::string& text, long long lo, long long hi, long long& out) {
-  if (text.empty()) return false;
-  std::size_t start = (text[0] == '-' || text[0] == '+') ? 1 : 0;
-  if (start == text.size()) return false;
-  for (std::size_t i = start; i < text.size(); ++i)
-    if (text[i] < '0' || text[i] > '9') return false;
-  errno = 0;
-  char* end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno == ERANGE || *end != '\0' || v < lo || v > hi) return false;
-  out = v;
-  return true;
-}
-
-bool parse_double(const std::string& text, double& out) {
-  if (text.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (errno == ERANGE || *end != '\0' || !std::isfinite(v)) return false;
-  out = v;
-  return true;
-}
-
-ByteParse parse_bytes_checked(const std::string& text, long long& out) {
-  static const std::pair<const char*, long long> suffixes[] = {
-      {"KiB", 1LL << 10}, {"MiB", 1LL << 20}, {"GiB", 1LL << 30}, {"kB", 1000}, {"MB", 1000000},
-      {"GB", 1000000000}, {"k", 1000}, {"M", 1000000}, {"G", 1000000000}};
-  std::string digits = text;
-  long long unit = 1;
-  for (const auto& [suffix, factor] : suffixes) {
-    const std::string sfx = suffix;
-    if (text.size() > sfx.size() && text.compare(text.size() - sfx.size(), sfx.size(), sfx) == 0) {
-      digits = text.substr(0, text.size() - sfx.size());
-      unit = factor;
-      break;
-    }
-  }
-  if (digits.empty() || digits[0] == '+' || digits[0] == '-') return ByteParse::Malformed;
-  long long v = 0;
-  // Any digit string is a number; whether it is in range is the next question.
-  if (!parse_int(digits, 0, std::numeric_limits<long long>::max(), v))
-    return digits.find_first_not_of("0123456789") == std::string::npos ? ByteParse::OutOfRange
-                                                                         : ByteParse::Malformed;
-  if (v < 1 || v > kMaxBytes / unit) return ByteParse::OutOfRange;
-  out = v * unit;
-  return ByteParse::Ok;
-}
-
-bool parse_bytes(const std::string& text, long long& out) {
-  return parse_bytes_checked(text, out) == ByteParse::Ok;
-}
-
-bool looks_like_integer(const std::string& text) {
-  const std::size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-  return text.size() > start && text.find_first_not_of("0123456789", start) == std::string::npos;
-}
-
-std::string int_range_message(const std::string& name, const std::string& text, long long lo,
-                              long long hi, const std::string& unit) {
-  const std::string range =
-      std::to_string(lo) + " .. " + std::to_string(hi) + (unit.empty() ? "" : " " + unit);
-  if (looks_like_integer(text)) return name + " " + text + " is out of range: accepted " + range;
-  return name + " '" + text + "': expected an integer, " + range;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      parts.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  parts.push_back(cur);
-  return parts;
-}
-
-namespace {
-
-// Up to 2^30 points per axis: index arithmetic stays in range.
-constexpr long long kMaxAxis = 1LL << 30;
-
-}  // namespace
-
-bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why, GridKind kind) {
-  const bool procs = kind == GridKind::Processes;
-  const std::string shape = procs ? "PXxPYxPZ or P^3" : "NXxNYxNZ or N^3";
-  const std::string item = procs ? "process count" : "dimension";
-  std::vector<std::string> parts;
-  auto caret = text.find('^');
-  if (caret != std::string::npos) {
-    if (text.substr(caret) != "^3") {
-      why = "only " + std::string(procs ? "P^3" : "N^3") + " is accepted as a power";
-      return false;
-    }
-    const std::string n = text.substr(0, caret);
-    parts = {n, n, n};
-  } else {
-    parts = split(text, 'x');
-  }
-  if (parts.size() != 3) {
-    why = "expected three " + std::string(procs ? "process counts " : "dimensions ") + shape + ", got " +
-          std::to_string(parts.size());
-    return false;
-  }
-  for (int d = 0; d < 3; ++d) {
-    long long v = 0;
-    if (!parse_int(parts[d], 1, kMaxAxis, v)) {
-      why = item + " '" + parts[d] + "' " +
-            (looks_like_integer(parts[d]) ? "is out of range" : "is not an integer") + ": accepted 1 .. " +
-            std::to_string(kMaxAxis);
-      return false;
-    }
-    out[d] = static_cast<int>(v);
-  }
-  return true;
-}
 
 int thread_level_from_name(const std::string& name) {
   if (name == "single") return MPI_THREAD_SINGLE;
@@ -163,44 +35,6 @@ int requested_thread_level(const Options& o) {
   return MPI_THREAD_FUNNELED;
 }
 
-namespace {
-
-// SolveConfig's parameter names -> the solve flags that set them.
-const std::map<std::string, std::string>& flag_of_parameter() {
-  static const std::map<std::string, std::string> table = {
-      {"kernel", "--kernel"},     {"format", "--format"},
-      {"scheme", "--scheme"},     {"grid", "--grid"},
-      {"periodic", "--periodic"}, {"iters", "--iters"}, {"halo_depth", "--halo-depth"},
-      {"stores", "--stores"},
-      {"threads", "--threads"},   {"reserved", "--reserved"},
-      {"tol", "--tol"},           {"max_iters", "--max-iters"},
-      {"repeat", "--repeat"},     {"ranks_per_node", "--ranks-per-node"},
-      {"rank_order", "--rank-order"}, {"proc_grid", "--proc-grid"},
-      {"trace", "--trace"}};
-  return table;
-}
-
-}  // namespace
-
-std::string name_parameters(const std::string& message, bool as_flags) {
-  std::string out;
-  std::size_t pos = 0;
-  for (;;) {
-    const std::size_t open = message.find('`', pos);
-    const std::size_t close = open == std::string::npos ? open : message.find('`', open + 1);
-    if (close == std::string::npos) return out + message.substr(pos);
-    const std::string name = message.substr(open + 1, close - open - 1);
-    const auto flag = flag_of_parameter().find(name);
-    out += message.substr(pos, open - pos) +
-           (as_flags && flag != flag_of_parameter().end() ? flag->second : name);
-    pos = close + 1;
-  }
-}
-
-std::string unknown_scheme_message(const std::string& name) {
-  return "unknown scheme '" + name + "' (valid: " + scheme_names() + ")";
-}
-
 std::string version_text() {
   return std::string("hympi ") + kVersion + " (" + kGitRevision + ")\n";
 }
@@ -220,119 +54,6 @@ std::string main_usage() {
 }
 
 namespace {
-
-std::string names_of_kernels() {
-  std::string s;
-  for (const auto& k : kernel_registry()) s += (s.empty() ? "" : ", ") + k.name;
-  return s;
-}
-
-std::string solve_help() {
-  return "usage: hympi solve --kernel K --grid NXxNYxNZ [options]\n"
-         "\n"
-         "Runs kernel K on the reference problem (SYSTEM.md) under a hybrid scheme and\n"
-         "reports checksum and l2 of the final field, time and a per-thread breakdown.\n"
-         "\n"
-         "  --kernel K            " + names_of_kernels() + "\n"
-         "  --grid G              global grid NXxNYxNZ, or N^3 for a cube\n"
-         "  --iters T             iterations of jacobi/rbgs/spmv (default 10)\n"
-         "  --halo-depth H        temporal blocking (jacobi, spmv stencil): halos H deep,\n"
-         "                        one exchange per H iterations, the H sweeps in between as\n"
-         "                        a wavefront over k planes (default 1; 1..64)\n"
-         "  --stores S            auto | cached | streaming: how jacobi and spmv stencil at\n"
-         "                        halo depth 1 write their output (streaming: non-temporal\n"
-         "                        stores, no write-allocate read; auto: streaming where a\n"
-         "                        thread's share of the input and output arrays exceeds\n"
-         "                        a core's L2; default auto)\n"
-         "  --periodic            periodic boundaries (default Dirichlet 0)\n"
-         "  --scheme S            " + scheme_names() + " (default " + SolveConfig{}.scheme->info.name + ")\n"
-         "  --threads N           OpenMP threads per rank (default $OMP_NUM_THREADS or 1)\n"
-         "  --reserved M          communication threads of 'multiple' (1 <= M < N, default 1)\n"
-         "  --format F            stencil | crs | sell: matrix-free, or a stored matrix in CRS\n"
-         "                        or SELL-8-1 with 16-bit column offsets (spmv, cg)\n"
-         "  --ranks-per-node R    virtual nodes of R ranks (default: real nodes)\n"
-         "  --rank-order O        sequential | round-robin: ranks onto virtual nodes\n"
-         "  --proc-grid PXxPYxPZ  process grid (default: node-aware choice)\n"
-         "  --tol X               cg: relative residual to reach (default 1e-8)\n"
-         "  --max-iters N         cg: iteration limit (default 10000)\n"
-         "  --repeat R            repetitions; time is min/median/max (default 1)\n"
-         "  --thread-level L      ask MPI for single|funneled|serialized|multiple instead\n"
-         "                        of the level the scheme needs (refused if too low)\n"
-         "  --json PATH           write the JSON result document (rank 0)\n"
-         "  --trace PATH          write every thread's timeline of the median repetition\n"
-         "                        as Chrome Trace Event JSON (Perfetto, chrome://tracing)\n"
-         "  --help                this text\n";
-}
-
-std::string info_help() {
-  return "usage: hympi info [--json [PATH]] [--threads N] [--ranks-per-node R] [--rank-order O]\n"
-         "\n"
-         "Lists schemes (with the MPI thread level each needs), kernels, the MPI library and\n"
-         "version, the thread level provided, the node map and the CPU each thread runs on.\n"
-         "\n"
-         "  --json [PATH]         JSON instead of text: to PATH, or to stdout\n"
-         "  --threads N           threads per rank to report (default $OMP_NUM_THREADS or 1)\n"
-         "  --ranks-per-node R    virtual nodes of R ranks\n"
-         "  --rank-order O        sequential | round-robin\n"
-         "  --help                this text\n";
-}
-
-std::string bench_help(const std::string& name) {
-  const std::string repeat = "  --repeat R            timed repetitions after one warm-up (default 3)\n";
-  const std::string rest =
-      "  --ranks-per-node R    virtual nodes of R ranks (default: real nodes)\n"
-      "  --rank-order O        sequential | round-robin: ranks onto virtual nodes\n"
-      "  --json PATH           write the JSON result document (rank 0; - for stdout)\n"
-      "  --help                this text\n"
-      "\n";
-  const std::string sizes =
-      "Sizes are bytes, optionally with a suffix: kB, MB, GB (10^3, 10^6, 10^9) or\n"
-      "KiB, MiB, GiB. ";
-  const std::string times = "Times are the maximum over ranks, reported as min / median / max.\n";
-  if (const bench::Benchmark* b = bench::find_benchmark(name)) {
-    bool takes_bytes = false;
-    for (const auto& opt : b->options) takes_bytes = takes_bytes || opt.bytes;
-    // A benchmark that runs threads says how in its notes (options_help).
-    return "usage: hympi bench " + b->name + " [options]\n\n" + b->description + "\n\n" +
-           bench::options_help(*b) + repeat + rest + (takes_bytes ? sizes : "") + times;
-  }
-  const std::string common =
-      repeat + "  --threads N           threads per rank (pack and overlap only)\n" + rest + sizes + times;
-  std::string s =
-      "usage: hympi bench <benchmark> [options]\n"
-      "\n"
-      "Communication benchmarks (SYSTEM.md, \"Benchmarks\"); hympi bench <benchmark> --help\n"
-      "shows a benchmark's options.\n"
-      "\n"
-      "benchmarks:\n";
-  for (const auto& b : bench::benchmark_registry()) {
-    std::string pad(b.name.size() < 11 ? 11 - b.name.size() : 1, ' ');
-    s += "  " + b.name + pad + b.description + "\n";
-  }
-  return s + "\ncommon options:\n" + common;
-}
-
-using ValueHandler = std::function<void(const std::string&)>;
-// The options a command accepts: value-taking ones handled by a function of
-// their value, flags by a function of nothing.
-struct Handlers {
-  std::map<std::string, ValueHandler> with_value;
-  std::map<std::string, std::function<void()>> flags;
-};
-
-// `out` = v when v is an integer in lo..hi; else the message that says which
-// (not an integer / out of range) and the accepted range with its unit.
-void int_opt(std::vector<std::string>& e, const std::string& name, long long lo, long long hi,
-             const std::string& unit, const std::string& v, int& out) {
-  long long x = 0;
-  if (!parse_int(v, lo, hi, x))
-    e.push_back(int_range_message(name, v, lo, hi, unit));
-  else
-    out = static_cast<int>(x);
-}
-
-constexpr long long kBig = 1LL << 30;
-constexpr long long kMaxThreads = 1024;
 
 // The help of a benchmark that does not exist is an error, not the general
 // bench help with exit 0 ('hympi bench beff2 --help' is a typo to point out).
@@ -401,151 +122,37 @@ bool pick_command(const std::vector<std::string>& args, Options& o) {
   return true;
 }
 
-// Options of every command: threads, virtual nodes, --help.
-void add_common(Options& o, Handlers& h) {
-  auto& e = o.errors;
-  auto& s = o.solve;
-  h.with_value["--threads"] = [&](const std::string& v) { int_opt(e, "--threads", 1, kMaxThreads, "threads", v, s.threads); };
-  h.with_value["--ranks-per-node"] = [&](const std::string& v) {
-    int_opt(e, "--ranks-per-node", 1, kBig, "ranks", v, s.ranks_per_node);
-  };
-  h.with_value["--rank-order"] = [&](const std::string& v) {
-    if (v == "sequential")
-      s.rank_order = RankOrder::Sequential;
-    else if (v == "round-robin")
-      s.rank_order = RankOrder::RoundRobin;
-    else
-      e.push_back("--rank-order '" + v + "': expected sequential or round-robin");
-  };
-  h.flags["--help"] = [&] { o.help = true; };
+// The rows of the command's table by flag (a later row of the same flag
+// wins, as a benchmark's own option would).
+using RowsByFlag = std::map<std::string, const OptionRow*>;
+
+RowsByFlag by_flag(const std::vector<OptionRow>& rows) {
+  RowsByFlag m;
+  for (const auto& r : rows) m[r.flag] = &r;
+  return m;
 }
 
-// A grid option: NXxNYxNZ or N^3 (a process grid: PXxPYxPZ or P^3).
-ValueHandler grid_opt(std::vector<std::string>& e, const std::string& name, std::array<int, 3>& out,
-                      bool* seen = nullptr, GridKind kind = GridKind::Points) {
-  return [&e, name, &out, seen, kind](const std::string& v) {
-    if (seen) *seen = true;
-    std::string why;
-    std::array<int, 3> g{};
-    if (!parse_grid(v, g, why, kind))
-      e.push_back(name + " '" + v + "': " + why);
-    else
-      out = g;
-  };
-}
-
-// What the solve handlers saw (the required options).
-struct SolveSeen {
-  bool kernel = false, grid = false;
-  bool kernel_known = false;  // --kernel named a registered kernel
-};
-
-// The problem: kernel, grid, iterations, boundaries, format, cg's limits.
-void add_solve_problem(Options& o, Handlers& h, SolveSeen& seen) {
+// An option with an optional value (info --json): a following word that is
+// not an option is the path. Returns the index of the last word it took.
+std::size_t optional_json(const std::vector<std::string>& args, std::size_t i, bool inline_value,
+                          const std::string& value, Options& o) {
   auto& e = o.errors;
-  auto& s = o.solve;
-  h.with_value["--kernel"] = [&](const std::string& v) {
-    seen.kernel = true;
-    const KernelInfo* k = find_kernel(v);
-    if (!k)
-      e.push_back("unknown kernel '" + v + "' (valid: " + names_of_kernels() + ")");
-    else
-      s.kernel = k->kind;
-    seen.kernel_known = k != nullptr;
-  };
-  h.with_value["--grid"] = grid_opt(e, "--grid", s.grid, &seen.grid);
-  h.with_value["--iters"] = [&](const std::string& v) { int_opt(e, "--iters", 0, kBig, "iterations", v, s.iters); };
-  h.with_value["--halo-depth"] = [&](const std::string& v) { int_opt(e, "--halo-depth", 1, 64, "layers", v, s.halo_depth); };
-  h.with_value["--stores"] = [&](const std::string& v) {
-    if (v == "auto")
-      s.stores = StoresChoice::Auto;
-    else if (v == "cached")
-      s.stores = StoresChoice::Cached;
-    else if (v == "streaming")
-      s.stores = StoresChoice::Streaming;
-    else
-      e.push_back("--stores '" + v + "': expected auto, cached or streaming");
-  };
-  h.with_value["--format"] = [&](const std::string& v) {
-    if (v == "stencil")
-      s.format = MatrixFormat::Stencil;
-    else if (v == "crs")
-      s.format = MatrixFormat::Crs;
-    else if (v == "sell")
-      s.format = MatrixFormat::Sell;
-    else
-      e.push_back("--format '" + v + "': expected stencil, crs or sell");
-  };
-  h.with_value["--tol"] = [&](const std::string& v) {
-    double x = 0;
-    if (!parse_double(v, x))
-      e.push_back("--tol '" + v + "': expected a number, 1e-15 <= tol < 1 (relative residual)");
-    else if (!(x >= kMinTol && x < 1))
-      e.push_back("--tol " + v + " is out of range: accepted 1e-15 <= tol < 1 (relative residual" +
-                  std::string(x > 0 && x < kMinTol ? "; below 1e-15 only the recurrence's residual "
-                                                     "falls further, by underflow, not the true one)"
-                                                   : ")"));
-    else
-      s.tol = x;
-  };
-  h.with_value["--max-iters"] = [&](const std::string& v) { int_opt(e, "--max-iters", 1, kBig, "iterations", v, s.max_iters); };
-  h.flags["--periodic"] = [&] { s.periodic = true; };
-}
-
-// How it runs and what it writes: scheme, threads, process grid, output.
-void add_solve_run(Options& o, Handlers& h) {
-  auto& e = o.errors;
-  auto& s = o.solve;
-  // Resolved here, once; an unknown name is reported with the other
-  // problems of the config (main's command_errors), not as a parse error.
-  h.with_value["--scheme"] = [&](const std::string& v) {
-    s.scheme = find_scheme(v);
-    o.unknown_scheme = s.scheme ? "" : v;
-  };
-  h.with_value["--reserved"] = [&](const std::string& v) {
-    int_opt(e, "--reserved", 1, kMaxThreads - 1, "threads", v, s.reserved);
-  };
-  h.with_value["--proc-grid"] = grid_opt(e, "--proc-grid", s.proc_grid, nullptr, GridKind::Processes);
-  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, "repetitions", v, s.repeat); };
-  h.with_value["--json"] = [&](const std::string& v) {
-    if (v.empty()) e.push_back("--json '': empty path (- writes to stdout)");
-    o.json_path = v;
-  };
-  h.with_value["--trace"] = [&](const std::string& v) {
-    if (v.empty()) e.push_back("--trace '': empty path (- writes to stdout)");
-    o.trace_path = v;
-    s.trace = true;
-  };
-  h.with_value["--thread-level"] = [&](const std::string& v) {
-    if (thread_level_from_name(v) < 0)
-      e.push_back("--thread-level '" + v + "': expected single, funneled, serialized or multiple");
-    else
-      o.thread_level = v;
-  };
-}
-
-// The common bench options, then the named benchmark's own (from its table,
-// starting from its defaults).
-void add_bench(Options& o, Handlers& h) {
-  auto& e = o.errors;
-  h.with_value["--repeat"] = [&](const std::string& v) { int_opt(e, "--repeat", 1, 100000, "repetitions", v, o.bench.repeat); };
-  h.with_value["--json"] = [&](const std::string& v) {
-    if (v.empty()) e.push_back("--json '': empty path (- writes to stdout)");
-    o.json_path = v;
-  };
-  const bench::Benchmark* b = bench::find_benchmark(o.bench.name);
-  if (!b) return;
-  o.bench.args = bench::default_args(*b);
-  for (const auto& opt : b->options)
-    h.with_value[opt.name] = [&o, &opt](const std::string& v) {
-      const std::string why = opt.parse(v, o.bench.args.values[opt.name]);
-      if (!why.empty()) o.errors.push_back(why);
-    };
+  if (inline_value && value.empty())
+    e.push_back("--json= has an empty path (--json alone or --json - writes to stdout)");
+  else if (inline_value)
+    o.json_path = value;
+  else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+    o.json_path = args[++i];
+    if (o.json_path.empty()) e.push_back("--json '': empty path (--json alone or --json - writes to stdout)");
+  }
+  else
+    o.json_stdout = true;
+  return i;
 }
 
 // Walks the arguments from `first` on, calling the handlers; collects every
 // unknown or malformed option. `--name=value` is accepted for every option.
-void scan(const std::vector<std::string>& args, std::size_t first, Options& o, const Handlers& h) {
+void scan(const std::vector<std::string>& args, std::size_t first, Options& o, const RowsByFlag& h) {
   auto& e = o.errors;
   const std::string& cmd = args[0];
   for (std::size_t i = first; i < args.size(); ++i) {
@@ -558,33 +165,24 @@ void scan(const std::vector<std::string>& args, std::size_t first, Options& o, c
       a = a.substr(0, eq);
       inline_value = true;
     }
-    if (o.command == Command::Info && a == "--json") {
-      // Optional value: a following word that is not an option is the path.
-      if (inline_value && value.empty())
-        e.push_back("--json= has an empty path (--json alone or --json - writes to stdout)");
-      else if (inline_value)
-        o.json_path = value;
-      else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
-        o.json_path = args[++i];
-        if (o.json_path.empty()) e.push_back("--json '': empty path (--json alone or --json - writes to stdout)");
-      }
-      else
-        o.json_stdout = true;
-      continue;
-    }
-    if (auto f = h.flags.find(a); f != h.flags.end()) {
-      if (inline_value)
-        e.push_back(a + " takes no value");
-      else
-        f->second();
-      o.given.insert(a);
-      continue;
-    }
-    auto v = h.with_value.find(a);
-    if (v == h.with_value.end()) {
+    const auto found = h.find(a);
+    if (found == h.end()) {
       e.push_back("unknown option '" + args[i] + "' for 'hympi " + cmd + "' (see hympi " + cmd + " --help)");
       // Its value, if it has one, is not a second unknown option.
       if (!inline_value && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) ++i;
+      continue;
+    }
+    const OptionRow& row = *found->second;
+    if (row.optional_value) {
+      i = optional_json(args, i, inline_value, value, o);
+      continue;
+    }
+    if (row.on) {
+      if (inline_value)
+        e.push_back(a + " takes no value");
+      else
+        row.on();
+      o.given.insert(a);
       continue;
     }
     o.given.insert(a);
@@ -595,7 +193,7 @@ void scan(const std::vector<std::string>& args, std::size_t first, Options& o, c
       }
       value = args[++i];
     }
-    v->second(value);
+    row.set(value);
   }
 }
 
@@ -670,15 +268,11 @@ Options parse(const std::vector<std::string>& args, int default_threads) {
   Options o;
   o.solve.threads = default_threads;
   if (!pick_command(args, o)) return o;
-  Handlers h;
   SolveSeen seen;
-  add_common(o, h);
-  if (o.command == Command::Solve) {
-    add_solve_problem(o, h, seen);
-    add_solve_run(o, h);
-  }
-  if (o.command == Command::Bench) add_bench(o, h);
-  scan(args, o.command == Command::Bench && !o.bench.name.empty() ? 2 : 1, o, h);
+  const std::vector<OptionRow> rows = o.command == Command::Solve ? solve_options(o, seen)
+                                      : o.command == Command::Info ? info_options(o)
+                                                                   : bench_options(o, false);
+  scan(args, o.command == Command::Bench && !o.bench.name.empty() ? 2 : 1, o, by_flag(rows));
   if (o.help) {
     o.errors.clear();
     o.help = !refuse_unknown_benchmark(o);
@@ -687,15 +281,6 @@ Options parse(const std::vector<std::string>& args, int default_threads) {
   check_required(o, seen);
   check_applicable(o, seen);
   return o;
-}
-
-std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node, int ranks) {
-  std::vector<std::string> e;
-  if (threads < 1 || threads > 1024) e.push_back("--threads must be between 1 and 1024");
-  if (ranks_per_node > 0 && ranks % ranks_per_node)
-    e.push_back("--ranks-per-node " + std::to_string(ranks_per_node) + " does not divide the " +
-                std::to_string(ranks) + " ranks");
-  return e;
 }
 
 }  // namespace hympi::cli

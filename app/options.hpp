@@ -1,7 +1,9 @@
 // Command-line parsing for the hympi executable. Parsing is pure (no MPI) and
 // deterministic (the arguments and the default thread count decide it), so
-// that it is unit-tested directly; main() validates on rank 0 and broadcasts
-// the arguments, and every rank parses the same ones.
+// that it is unit-tested directly; main() parses once per process, validates
+// on rank 0 and broadcasts rank 0's invocation, so that every rank runs the
+// same options. The option tables are in option_table.hpp; the values'
+// parsers (numbers, grids, byte counts) in parse.hpp.
 #pragma once
 
 #include <set>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "commbench/bench.hpp"
+#include "parse.hpp"
 #include "hympi/solver.hpp"
 
 namespace hympi::cli {
@@ -38,42 +41,11 @@ Options parse(const std::vector<std::string>& args);
 // `warning`, if given, says why a value that is set was not used.
 int threads_from_environment(std::string* warning = nullptr);
 
-// The checks of threads per rank and ranks per node shared by every command
-// (solve's also run in the library's validate_config).
-std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node, int ranks);
-
-std::vector<std::string> split(const std::string& s, char sep);
-
 // The library's messages name SolveConfig's parameters in backquotes
 // (`iters`); the CLI shows them as the solve flags that set them (--iters),
-// from the one table in options.cpp. as_flags false: plain names (iters),
-// for configs the user did not write flag by flag (hympi bench overlap).
+// from the solve options' table (option_table.cpp). as_flags false: plain
+// names (plain_parameters).
 std::string name_parameters(const std::string& message, bool as_flags = true);
-// "unknown scheme 'NAME' (valid: ...)": for Options::unknown_scheme.
-std::string unknown_scheme_message(const std::string& name);
-
-// Strict number parsing: the whole string must be a number in range.
-bool parse_int(const std::string& text, long long lo, long long hi, long long& out);
-bool parse_double(const std::string& text, double& out);
-// "NXxNYxNZ" or "N^3"; on failure returns false and explains in `why`.
-enum class GridKind { Points, Processes };  // --grid NXxNYxNZ, --proc-grid PXxPYxPZ
-bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why,
-                GridKind kind = GridKind::Points);
-// A byte count: digits (no sign) with an optional suffix kB or k (10^3), MB
-// or M (10^6), GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); the value
-// must lie in 1 .. 2^30 (1GiB and 1GB are accepted, 2GB is not). Every
-// byte-valued option of hympi bench parses with this (commbench/driver.cpp).
-bool parse_bytes(const std::string& text, long long& out);
-// The same, saying why not: not a byte count at all, or one out of 1 .. 2^30.
-enum class ByteParse { Ok, Malformed, OutOfRange };
-ByteParse parse_bytes_checked(const std::string& text, long long& out);
-// True for an optional sign and digits only (a number, maybe too large).
-bool looks_like_integer(const std::string& text);
-// The message for an integer option's bad value: "--iters 99999999999 is out
-// of range: accepted 0 .. 1073741824 iterations", or "--iters 'x': expected
-// an integer, 0 .. 1073741824 iterations".
-std::string int_range_message(const std::string& name, const std::string& text, long long lo,
-                              long long hi, const std::string& unit);
 
 // The thread level a run asks MPI for: --thread-level if given, else what the
 // scheme needs (FUNNELED if the scheme is unknown, so that init still works

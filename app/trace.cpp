@@ -17,7 +17,7 @@ nlohmann::json trace_document(const SolveResult& r, const nlohmann::json& contex
   meta.iters = r.iterations;
   meta.repeat = c.repeat;
   meta.repetition = "median";
-  return nlohmann::json::parse(trace_json(meta, r.trace, r.nodes, context.dump(), events));
+  return trace_document(meta, r.trace, r.nodes, context, events);
 }
 
 }  // namespace hympi::cli

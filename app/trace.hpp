@@ -11,7 +11,7 @@
 
 namespace hympi::cli {
 
-// The trace document (hympi/trace.hpp's trace_json) of a solve run with
+// The trace document (hympi/trace.hpp's trace_document) of a solve run with
 // config.trace (r.trace filled, as on rank 0). `context` is the result documents' context block. `events`, when
 // given, receives the number of "X" (timed step and idle) events.
 nlohmann::json trace_document(const SolveResult& r, const nlohmann::json& context,

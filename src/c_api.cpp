@@ -42,6 +42,15 @@ bool mpi_usable(const char* call) {
   return false;
 }
 
+// The library's messages name DomainConfig's members in backquotes; C and
+// Fortran call `halo_depth` `depth` (hympi_domain_config).
+std::string c_names(std::string message) {
+  const std::string from = "`halo_depth`", to = "`depth`";
+  for (std::size_t at = message.find(from); at != std::string::npos; at = message.find(from, at))
+    message.replace(at, from.size(), to);
+  return message;
+}
+
 // Runs body, turning every exception into its status code and message.
 template <typename Body>
 int guarded(const char* call, Body&& body) {
@@ -51,7 +60,7 @@ int guarded(const char* call, Body&& body) {
     g_last_error.clear();
     return HYMPI_SUCCESS;
   } catch (const hympi::UsageError& e) {
-    return fail(HYMPI_ERR_USAGE, std::string(call) + ": " + e.what());
+    return fail(HYMPI_ERR_USAGE, std::string(call) + ": " + c_names(e.what()));
   } catch (const hympi::KernelError& e) {
     return fail(HYMPI_ERR_KERNEL, std::string(call) + ": " + e.what());
   } catch (const hympi::OutputError& e) {
@@ -150,7 +159,7 @@ int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_
     c.threads = config->threads;
     c.reserved = config->reserved;
     c.ranks_per_node = config->ranks_per_node;
-    c.depth = config->depth;
+    c.halo_depth = config->depth;
     if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
       throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
     c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw

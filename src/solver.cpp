@@ -15,21 +15,10 @@
 #include "hympi/kernel.hpp"
 #include "hympi/scheme.hpp"
 #include "kernels/kernel_util.hpp"
-#include "run_support.hpp"
+#include "domain_support.hpp"
 #include "wavefront_tiles.hpp"
 
 namespace hympi {
-
-Stats make_stats(std::vector<double> v) {
-  Stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.min = v.front();
-  s.max = v.back();
-  const std::size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  return s;
-}
 
 namespace {
 
@@ -159,7 +148,7 @@ DomainConfig domain_config(const SolveConfig& c) {
   d.grid = c.grid;
   d.periodic = {c.periodic, c.periodic, c.periodic};
   d.halo = 1;
-  d.depth = c.halo_depth;
+  d.halo_depth = c.halo_depth;
   d.scheme = c.scheme;
   d.threads = c.threads;
   d.reserved = c.reserved;
@@ -290,7 +279,7 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
   }
   const DomainConfig d = domain_config(c);
   const GridChoice g = choose_grid(d.grid, nodes, ranks_per_node, d.periodic, d.proc_grid);
-  const double layers = 1.0 * d.halo * d.depth;
+  const double layers = 1.0 * d.halo * d.halo_depth;
   double points = 1, allocated = 1;
   for (int axis = 0; axis < 3; ++axis) {
     const double n = std::ceil(1.0 * d.grid[axis] / g.dims[axis]);  // the largest box's side
@@ -357,11 +346,8 @@ std::vector<std::string> validate_config(const SolveConfig& c, int ranks, const 
     d.scheme = &pure_mpi_scheme();
     d.reserved = 0;
   }
+  // The domain names its parameters as SolveConfig does (`halo_depth`).
   std::vector<std::string> errors = validate_domain(d, ranks, real_nodes);
-  // The domain's depth is the solve's halo_depth.
-  for (std::string& e : errors)
-    for (std::size_t at = e.find("`depth`"); at != std::string::npos; at = e.find("`depth`", at))
-      e.replace(at, 7, "`halo_depth`");
   const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
   check_counts(c, errors);
   const KernelInfo* kernel = registered(c.kernel);

@@ -11,6 +11,7 @@
 
 #include "hympi/hympi.hpp"
 #include "options.hpp"
+#include "kernels/box_kernels.hpp"
 #include "wavefront_tiles.hpp"
 
 using namespace hympi;

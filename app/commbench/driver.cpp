@@ -11,10 +11,10 @@
 #include <utility>
 
 #include "bench.hpp"
-#include "context.hpp"
+#include "hympi/context_json.hpp"
 #include "hympi/error.hpp"
 #include "hympi/scheme.hpp"
-#include "options.hpp"
+#include "parse.hpp"
 #include "output.hpp"
 
 namespace hympi::bench {
@@ -382,7 +382,7 @@ int run_benchmark(BenchContext& ctx, int requested_level, const std::string& jso
   ctx.out = ctx.rank != 0 ? nullptr : json_path == "-" ? &std::cerr : &std::cout;
   nlohmann::json context;
   if (!json_path.empty())
-    context = cli::make_context(ctx.comm, requested_level, ctx.provided, ctx.threads, ctx.nodes,
+    context = make_context(ctx.comm, requested_level, ctx.provided, ctx.threads, ctx.nodes,
                                 command_line);
   if (ctx.out)
     *ctx.out << "# hympi bench " << b->name << ": " << b->description << "\n# " << ctx.size

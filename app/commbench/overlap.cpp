@@ -16,7 +16,7 @@
 
 #include "bench.hpp"
 #include "hympi/scheme.hpp"
-#include "options.hpp"
+#include "parse.hpp"
 
 namespace hympi::bench {
 namespace {
@@ -147,7 +147,7 @@ std::vector<std::string> check_overlap(const BenchArgs& args, const RunShape& sh
     c.proc_grid = {1, 1, shape.ranks};
     c.ranks_per_node = shape.ranks_per_node;
     for (auto& m : validate_config(c, shape.ranks, shape.real_nodes, shape.node_memory_bytes))
-      e.push_back("overlap at --nk-loc " + std::to_string(nk) + ": " + cli::name_parameters(m, false));
+      e.push_back("overlap at --nk-loc " + std::to_string(nk) + ": " + cli::plain_parameters(m));
   }
   return e;
 }

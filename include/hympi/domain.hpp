@@ -48,9 +48,11 @@ struct DomainConfig {
   std::array<int, 3> grid{0, 0, 0};                   // global points NX, NY, NZ
   std::array<bool, 3> periodic{false, false, false};  // per axis
   int halo = 1;          // halo width: the radius of the (star) stencil
-  // Temporal blocking: sweeps per exchange (sweep_block). Fields then carry
-  // halo * depth layers, and the exchange brings edges and corners too.
-  int depth = 1;
+  // Temporal blocking: sweeps per exchange (sweep_block; hympi solve
+  // --halo-depth, SolveConfig::halo_depth; `depth` in the C and Fortran
+  // config). Fields then carry halo * halo_depth layers (FieldLayout::halo,
+  // Field::halo()), and the exchange brings edges and corners too.
+  int halo_depth = 1;
   // A registry entry (find_scheme); default: pure_mpi_scheme().
   const SchemeEntry* scheme = &pure_mpi_scheme();
   int threads = 1;       // n
@@ -92,7 +94,7 @@ using PairBoxFn = std::function<void(const Field& in, Field& out, const Box&, in
 // make_field() and wrap_field(); make_field(RowLayout::CacheLine) pads rows).
 struct FieldLayout {
   std::array<int, 3> size{0, 0, 0};  // local points
-  int halo = 1;  // layers on every side: DomainConfig::halo * depth
+  int halo = 1;  // layers on every side: DomainConfig::halo * halo_depth
   std::ptrdiff_t stride_j = 0, stride_k = 0;  // i is contiguous
   std::size_t count = 0;  // doubles in the array, halo included
 };
@@ -133,8 +135,8 @@ class Domain {
   // The same; returns the sum of the update's results over threads and
   // ranks (one MPI_Allreduce).
   double sweep_sum(const std::vector<Field*>& exchange, const BoxSumFn& update);
-  // Temporal blocking: `sweeps` (1..depth) sweeps of a two-field update
-  // with one exchange. The halos of *in are exchanged depth * halo deep, with
+  // Temporal blocking: `sweeps` (1..halo_depth) sweeps of a two-field update
+  // with one exchange. The halos of *in are exchanged halo_depth * halo deep, with
   // edges and corners. Under a scheme that overlaps, the first sweep runs
   // through the scheme over the local box grown into the halo by
   // (sweeps - 1) * halo on the sides with a neighbour (its interior

@@ -1,5 +1,8 @@
-// Kernels that compute a given box of the local grid. They know boxes and
-// arrays, never MPI: a scheme decides which boxes to compute, and when.
+// The built-in kernels as the public API names them: their list and facts
+// (KernelInfo), the reference problem, the stored matrix forms (CRS, SELL)
+// and the store modes. Their box loops, which know boxes and arrays and
+// never MPI, are private to the library (src/kernels/box_kernels.hpp, each
+// in its kernel's file); a scheme decides which boxes to compute, and when.
 #pragma once
 
 #include <array>
@@ -126,18 +129,6 @@ const char* stores_name(Stores s);
 // elsewhere it stores as Cached does.
 bool streaming_stores_available();
 
-// u_new = (S(u) + f) / 6 on box.
-void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores = Stores::Cached);
-// In-place update of the points of one colour ((gi+gj+gk) % 2 == colour,
-// global indices) in box; offset = global index of local point (0,0,0).
-void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset);
-// y = scale * (6 x - S(x)) on box; returns sum over box of x * y (CG's p.q).
-double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale);
-// The same y without the sum (spmv discards it): the same operations for y,
-// so the same values to the last bit, without the reduction's dependent adds.
-void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale,
-                      Stores stores = Stores::Cached);
-
 // The 7-point operator stored as a CRS matrix over the local points (row =
 // local point, i fastest); columns index the haloed array of a Field of the
 // same size, so halo values are read in place. Couplings across a Dirichlet
@@ -154,8 +145,6 @@ struct CrsMatrix {
 // has_neighbour_side[dir]: the point beyond that local face exists (another
 // rank's point or a periodic image); otherwise the coupling is dropped.
 CrsMatrix build_crs(const Field& layout, const std::array<bool, 6>& has_neighbour_side);
-double crs_apply_box(const CrsMatrix& a, const Field& x, Field& y, const Box& box, double scale);
-
 // The same operator in SELL-C-sigma (Kreutzer et al. 2014) with C =
 // kSellChunk and sigma = 1 (the rows of this matrix are of near-equal length:
 // no sorting). Each i-line of the local box is cut into chunks of C
@@ -191,41 +180,12 @@ struct SellMatrix {
 // with 16-bit column offsets; the tests compare both forms).
 SellMatrix build_sell(const Field& layout, const std::array<bool, 6>& has_neighbour_side,
                       bool compress_columns = true);
-double sell_apply_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale);
-// The same y without the sum (spmv): the same values to the last bit.
-void sell_spmv_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale);
-
 // The operator A in whichever form is stored: CRS or SELL when one is given,
 // matrix-free otherwise.
 struct StoredMatrix {
   const CrsMatrix* crs = nullptr;
   const SellMatrix* sell = nullptr;
 };
-inline double operator_apply_box(const StoredMatrix& m, const Field& x, Field& y, const Box& box,
-                                 double scale) {
-  if (m.sell) return sell_apply_box(*m.sell, x, y, box, scale);
-  if (m.crs) return crs_apply_box(*m.crs, x, y, box, scale);
-  return stencil_apply_box(x, y, box, scale);
-}
-
-// CG vector steps over a box; each returns its partial dot product.
-double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double alpha,
-                     const Box& box);  // x += a p; r -= a q; returns r.r
-void xpay_box(Field& p, const Field& r, double beta, const Box& box);  // p = r + b p
-double dot_box(const Field& a, const Field& b, const Box& box);
-// Fused CG steps (cg.cpp): the same arithmetic as the steps above, in fewer
-// sweeps over memory.
-double r_update_box(Field& r, const Field& q, double alpha, const Box& box);  // r -= a q; r.r
-// x += a p, then p = r + b p: x's update deferred to the sweep that reads p anyway.
-void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box);
-// Matrix-free: p.(A p) without storing A p (from p and its + halo only: the
-// sum over all boxes and ranks is p.(A p), one box's sum is not; equal in
-// exact arithmetic, not to the last bit), and r -= a (A p) recomputing A p
-// from p (halo still valid) with the very operations of stencil_apply_box
-// (scale 1), so r is what it would be from a stored q, to the last bit.
-double stencil_dot_box(const Field& p, const Box& box);
-double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box);
-
 // ---- Serial references on the whole global grid: plain loops, frozen. ----
 struct ReferenceProblem {
   std::array<int, 3> global{0, 0, 0};

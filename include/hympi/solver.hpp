@@ -55,18 +55,6 @@ struct SolveConfig {
   bool trace = false;        // record every thread's timed steps (SolveResult::trace)
 };
 
-// One rank's timeline of the median repetition (SolveConfig::trace): times in
-// seconds from the rank's loop start, taken after the barrier that starts it.
-struct RankTrace {
-  double elapsed = 0;                            // the rank's own loop time
-  std::vector<std::vector<TraceEvent>> threads;  // [thread], in start order
-};
-
-struct Stats {
-  double min = 0, median = 0, max = 0;
-};
-Stats make_stats(std::vector<double> values);
-
 struct SolveResult {
   SolveConfig config;
   int reserved_used = 0;

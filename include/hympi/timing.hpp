@@ -18,6 +18,19 @@ struct TraceEvent {
   double start, end;
 };
 
+// One rank's timeline of the median repetition (SolveConfig::trace): times in
+// seconds from the rank's loop start, taken after the barrier that starts it.
+struct RankTrace {
+  double elapsed = 0;                            // the rank's own loop time
+  std::vector<std::vector<TraceEvent>> threads;  // [thread], in start order
+};
+
+// Min / median / max of repeated timings.
+struct Stats {
+  double min = 0, median = 0, max = 0;
+};
+Stats make_stats(std::vector<double> values);
+
 // One cache line per thread so that threads do not share lines while timing.
 // `trace`, when set, is this thread's own event log: every timed step is also
 // appended there (the caller keeps the logs of different threads on

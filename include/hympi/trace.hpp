@@ -3,12 +3,14 @@
 // user's Domain (Domain::write_trace) write the same format.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include "hympi/solver.hpp"
+#include "hympi/timing.hpp"
 #include "hympi/topology.hpp"
 
 namespace hympi {
@@ -36,10 +38,11 @@ struct TraceMeta {
 // The document of every rank's timeline ([rank], as gathered on rank 0):
 // each thread's timed steps in start order, clipped to its loop, and every
 // gap between them filled with "idle", so that a thread's timeline covers
-// its loop. context_json: the context block as JSON text ("{}" for none).
+// its loop. context: the context block (an empty object for none).
 // `events`, when given, receives the number of "X" (step and idle) events.
-std::string trace_json(const TraceMeta& meta, const std::vector<RankTrace>& ranks,
-                       const NodeMap& nodes, const std::string& context_json,
-                       std::size_t* events = nullptr);
+// Built with nlohmann/json (header only), like context_json.hpp.
+nlohmann::json trace_document(const TraceMeta& meta, const std::vector<RankTrace>& ranks,
+                              const NodeMap& nodes, const nlohmann::json& context,
+                              std::size_t* events = nullptr);
 
 }  // namespace hympi

@@ -1,8 +1,55 @@
 // Jacobi: u_new = (S(u) + f) / 6, one exchange per iteration.
+#include "box_kernels.hpp"
 #include "kernel_util.hpp"
 #include "reference.hpp"
 
 namespace hympi {
+
+namespace {
+using detail::finish_streaming;
+using detail::write_row;
+}  // namespace
+
+// ---- The box loop (every scheme's sweeps call it) ----
+
+void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores) {
+  if (box.empty()) return;
+  const std::ptrdiff_t sj = u.stride_j(), sk = u.stride_k();
+  const int n = box.extent(0);
+  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = u.index(box.lo[0], j, k);
+      const double* __restrict c = u.data() + base;
+      write_row(u_new.data() + base, n, stores, [c, sj, sk](int i) {
+        return (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
+      });
+    }
+  }
+  finish_streaming(stores);
+}
+
+// ---- The frozen serial reference (reference.hpp): the whole global grid,
+// plain loops. Do not optimise. ----
+
+namespace ref {
+
+ReferenceResult jacobi(const ReferenceProblem& p) {
+  const Grid g{p.global, p.periodic};
+  const int iters = p.iters;
+  std::vector<double> u = initial(g), v(g.points());
+  for (int t = 0; t < iters; ++t) {
+    for (int k = 0; k < g.n[2]; ++k)
+      for (int j = 0; j < g.n[1]; ++j)
+        for (int i = 0; i < g.n[0]; ++i)
+          v[g.idx(i, j, k)] = (g.neighbour_sum(u, i, j, k) + kRhs) * kSixth;
+    u.swap(v);
+  }
+  return finished(std::move(u), iters);
+}
+
+}  // namespace ref
+
+// ---- The kernel: its facts, its iteration loop, its reference ----
 
 namespace {
 
@@ -29,7 +76,7 @@ class Jacobi final : public Kernel {
     });
   }
   ReferenceResult reference(const ReferenceProblem& p) const override {
-    return reference_jacobi(p);
+    return ref::jacobi(p);
   }
 };
 

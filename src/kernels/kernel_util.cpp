@@ -6,12 +6,6 @@ namespace hympi {
 
 namespace detail {
 
-double allreduce_sum(double v, MPI_Comm comm) {
-  double out = 0;
-  HYMPI_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, comm));
-  return out;
-}
-
 void fill_initial(Field& f, const LocalDomain& d) {
   const Box b = d.box();
 #pragma omp parallel for schedule(static)

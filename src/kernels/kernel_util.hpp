@@ -10,18 +10,9 @@
 namespace hympi {
 namespace detail {
 
-// Collective over comm.
-double allreduce_sum(double v, MPI_Comm comm);
-
 // The reference problem's initial field on the local points.
 void fill_initial(Field& f, const LocalDomain& d);
 void fill_value(Field& f, double v);
-
-// Sum over threads of a per-thread partial, padded so threads do not share
-// cache lines while accumulating.
-struct alignas(64) Partial {
-  double value = 0;
-};
 
 // A kernel that reads one field and writes the other, then swaps them, once
 // per iteration (jacobi, spmv): box_op(in, out, box, stores) computes one
@@ -41,9 +32,9 @@ KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
   fill_initial(a, domain.local());
   Field* cur = &a;
   Field* nxt = &b;
-  const int depth = domain.config().depth;
+  const int halo_depth = domain.config().halo_depth;
   domain.start_clock();
-  if (depth == 1) {
+  if (halo_depth == 1) {
     const Stores stores = run.stores;
     for (int it = 0; it < run.cfg.iters; ++it) {
       domain.sweep({cur}, [&box_op, cur, nxt, stores](const Box& box, int) {
@@ -55,8 +46,8 @@ KernelOutcome run_ping_pong(const KernelRun& run, BoxOp box_op) {
     const PairBoxFn update = [&box_op](const Field& in, Field& out, const Box& box, int) {
       box_op(in, out, box, Stores::Cached);
     };
-    for (int it = 0; it < run.cfg.iters; it += depth)
-      domain.sweep_block(cur, nxt, std::min(depth, run.cfg.iters - it), update);
+    for (int it = 0; it < run.cfg.iters; it += halo_depth)
+      domain.sweep_block(cur, nxt, std::min(halo_depth, run.cfg.iters - it), update);
   }
   domain.stop_clock();
   return {std::move(*cur), run.cfg.iters, 0.0};

@@ -1,8 +1,32 @@
 // SpMV: x <- (A x) / 12 with A = 6 x - S(x), matrix-free or on a CRS matrix.
+#include "box_kernels.hpp"
 #include "kernel_util.hpp"
 #include "reference.hpp"
 
 namespace hympi {
+
+// Its box loops are the operator A of stencil.cpp (stencil_spmv_box,
+// sell_spmv_box, operator_apply_box), which cg applies too.
+
+// ---- The frozen serial reference (reference.hpp): the whole global grid,
+// plain loops. Do not optimise. ----
+
+namespace ref {
+
+ReferenceResult spmv(const ReferenceProblem& p) {
+  const Grid g{p.global, p.periodic};
+  const int iters = p.iters;
+  std::vector<double> x = initial(g), y(g.points());
+  for (int t = 0; t < iters; ++t) {
+    apply_a(g, x, y, kSpmvScale);
+    x.swap(y);
+  }
+  return finished(std::move(x), iters);
+}
+
+}  // namespace ref
+
+// ---- The kernel: its facts, its iteration loop, its reference ----
 
 namespace {
 
@@ -41,7 +65,7 @@ class Spmv final : public Kernel {
       operator_apply_box(m, x, y, b, kSpmvScale);
     });
   }
-  ReferenceResult reference(const ReferenceProblem& p) const override { return reference_spmv(p); }
+  ReferenceResult reference(const ReferenceProblem& p) const override { return ref::spmv(p); }
 };
 
 }  // namespace

@@ -1,114 +1,26 @@
-// Fast box kernels of the 7-point stencil. The arithmetic is written in the
-// same order as the frozen references in reference.cpp, so that results agree
-// to rounding whatever the decomposition.
-#include "hympi/kernels.hpp"
-
+// What the kernels share: the 7-point operator A (y = scale A x) on a box,
+// matrix-free, in CRS and in SELL-C-sigma, with and without cg's sum x.y
+// (spmv and cg), and the stores a sweep uses. The arithmetic is written in
+// the same order as the frozen reference (spmv.cpp), so that results agree
+// to rounding whatever the decomposition. Each kernel's own box loops are in
+// its file (box_kernels.hpp).
 #include <algorithm>
 #include <cstdint>
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
+#include "box_kernels.hpp"
 
 namespace hympi {
 
 namespace {
-constexpr double kSixth = 1.0 / 6.0;
 constexpr int kSellSlots = 7;  // diagonal and six neighbours
-
-// Streaming stores: one vector of kStreamLanes doubles per non-temporal
-// store, at an address aligned to the vector (the instruction requires it).
-#if defined(__AVX512F__)
-constexpr int kStreamLanes = 8;
-inline void stream_vector(double* out, const double* lanes) {
-  _mm512_stream_pd(out, _mm512_load_pd(lanes));
-}
-#elif defined(__AVX__)
-constexpr int kStreamLanes = 4;
-inline void stream_vector(double* out, const double* lanes) {
-  _mm256_stream_pd(out, _mm256_load_pd(lanes));
-}
-#elif defined(__SSE2__)
-constexpr int kStreamLanes = 2;
-inline void stream_vector(double* out, const double* lanes) { _mm_stream_pd(out, _mm_load_pd(lanes)); }
-#else
-constexpr int kStreamLanes = 0;
-inline void stream_vector(double*, const double*) {}
-#endif
-
-// out[i] = value_at(i) for i in [0, n), the values computed by the same
-// expression either way. Streaming: the aligned whole vectors of the row go
-// through non-temporal stores (GCC keeps `lanes` in a register: one
-// computed vector, one MOVNTPD), the unaligned head and the tail through
-// ordinary ones. The caller ends its sweep with finish_streaming().
-template <class ValueAt>
-__attribute__((always_inline)) inline void write_row(double* __restrict out, int n, Stores stores,
-                                                     ValueAt value_at) {
-  if (kStreamLanes == 0 || stores == Stores::Cached) {
-#pragma omp simd
-    for (int i = 0; i < n; ++i) out[i] = value_at(i);
-    return;
-  }
-  constexpr std::uintptr_t kAlign = sizeof(double) * (kStreamLanes > 0 ? kStreamLanes : 1);
-  int i = 0;
-  for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % kAlign != 0; ++i) out[i] = value_at(i);
-  for (; i + kStreamLanes <= n; i += kStreamLanes) {
-    alignas(kAlign) double lanes[kStreamLanes > 0 ? kStreamLanes : 1];
-#pragma omp simd
-    for (int l = 0; l < kStreamLanes; ++l) lanes[l] = value_at(i + l);
-    stream_vector(out + i, lanes);
-  }
-  for (; i < n; ++i) out[i] = value_at(i);
-}
-
-// Non-temporal stores are weakly ordered: fence them before the sweep's
-// results are read by another thread (after the scheme's barrier) or sent.
-inline void finish_streaming(Stores stores) {
-#if defined(__SSE2__)
-  if (stores == Stores::Streaming) _mm_sfence();
-#else
-  (void)stores;
-#endif
-}
-
+using detail::finish_streaming;
+using detail::kStreamLanes;
+using detail::write_row;
 }  // namespace
 
 const char* stores_name(Stores s) { return s == Stores::Streaming ? "streaming" : "cached"; }
 
 bool streaming_stores_available() { return kStreamLanes > 0; }
-
-void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores) {
-  if (box.empty()) return;
-  const std::ptrdiff_t sj = u.stride_j(), sk = u.stride_k();
-  const int n = box.extent(0);
-  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = u.index(box.lo[0], j, k);
-      const double* __restrict c = u.data() + base;
-      write_row(u_new.data() + base, n, stores, [c, sj, sk](int i) {
-        return (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
-      });
-    }
-  }
-  finish_streaming(stores);
-}
-
-void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset) {
-  if (box.empty()) return;
-  const std::ptrdiff_t sj = u.stride_j(), sk = u.stride_k();
-  double* d = u.data();
-  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      // First i of this colour in the row: global parity of (i + j + k).
-      const int parity = (offset[0] + box.lo[0] + offset[1] + j + offset[2] + k) & 1;
-      const int first = box.lo[0] + ((parity ^ colour) & 1);
-      double* row = d + u.index(0, j, k);
-      for (int i = first; i < box.hi[0]; i += 2)
-        row[i] = (row[i - 1] + row[i + 1] + row[i - sj] + row[i + sj] + row[i - sk] + row[i + sk] +
-                  kRhs) * kSixth;
-    }
-  }
-}
 
 namespace {
 
@@ -403,146 +315,6 @@ double sell_apply_box(const SellMatrix& a, const Field& x, Field& y, const Box& 
 
 void sell_spmv_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale) {
   sell_sweep<false>(a, x, y, box, scale);
-}
-
-double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double alpha,
-                     const Box& box) {
-  double rr = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = x.index(box.lo[0], j, k);
-      double* __restrict xs = x.data() + base;
-      double* __restrict rs = r.data() + base;
-      const double* __restrict ps = p.data() + base;
-      const double* __restrict qs = q.data() + base;
-#pragma omp simd reduction(+ : rr)
-      for (int i = 0; i < box.extent(0); ++i) {
-        xs[i] += alpha * ps[i];
-        rs[i] -= alpha * qs[i];
-        rr += rs[i] * rs[i];
-      }
-    }
-  return rr;
-}
-
-void xpay_box(Field& p, const Field& r, double beta, const Box& box) {
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = p.index(box.lo[0], j, k);
-      double* __restrict ps = p.data() + base;
-      const double* __restrict rs = r.data() + base;
-#pragma omp simd
-      for (int i = 0; i < box.extent(0); ++i) ps[i] = rs[i] + beta * ps[i];
-    }
-}
-
-double r_update_box(Field& r, const Field& q, double alpha, const Box& box) {
-  double rr = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = r.index(box.lo[0], j, k);
-      double* __restrict rs = r.data() + base;
-      const double* __restrict qs = q.data() + base;
-#pragma omp simd reduction(+ : rr)
-      for (int i = 0; i < box.extent(0); ++i) {
-        rs[i] -= alpha * qs[i];
-        rr += rs[i] * rs[i];
-      }
-    }
-  return rr;
-}
-
-void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box) {
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = x.index(box.lo[0], j, k);
-      double* __restrict xs = x.data() + base;
-      double* __restrict ps = p.data() + base;
-      const double* __restrict rs = r.data() + base;
-#pragma omp simd
-      for (int i = 0; i < box.extent(0); ++i) {
-        xs[i] += alpha * ps[i];
-        ps[i] = rs[i] + beta * ps[i];
-      }
-    }
-}
-
-// cg's matrix-free sweeps prefetch the row kPlanesAhead planes above the
-// one they compute: a sweep of the 7-point stencil streams one new plane
-// from memory while its other reads hit cache, and on the 2-core VM the
-// hardware prefetcher alone kept the p.(A p) sweep at 10 GB/s (1 rank,
-// 128^3). Issued only where that plane exists (interior or halo), so the
-// address stays inside the field. Written out in each loop: through a
-// small helper function the p.(A p) sweep measured 0.51-0.54 s against
-// 0.38-0.42 (cg 128^3, 319 iterations); in jacobi's and spmv's sweeps the
-// prefetch gained nothing.
-namespace {
-constexpr int kPlanesAhead = 2;
-}  // namespace
-
-// p.(A p) = sum_i 6 p_i^2 - sum_i sum_nb p_i p_nb, and the second sum counts
-// every coupling twice, once from each end: so it is 2 sum_i p_i (p_i+x +
-// p_i+y + p_i+z), the forward neighbours only. A coupling across a box or
-// rank face is counted by the box below it (which reads the other's points
-// or its + halo, exchanged); one into a Dirichlet boundary reads a halo of
-// 0. Four loads per point instead of seven: this sweep was core-bound, at
-// 1.1-1.3 G points/s from memory while reading one array. The same value
-// as p . (A p) in exact arithmetic, not to the last bit (the terms cancel
-// differently), so cg's iterates change by round-off only.
-double stencil_dot_box(const Field& p, const Box& box) {
-  if (box.empty()) return 0.0;
-  const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
-  const int n = box.extent(0);
-  double dot = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
-    const bool ahead = k + kPlanesAhead < p.size()[2] + p.halo();
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const double* __restrict c = p.data() + p.index(box.lo[0], j, k);
-      if (ahead)
-        for (int q = 0; q < n; q += 8) __builtin_prefetch(c + q + kPlanesAhead * sk, 0, 3);
-#pragma omp simd reduction(+ : dot)
-      for (int i = 0; i < n; ++i) dot += c[i] * (6.0 * c[i] - 2.0 * (c[i + 1] + c[i + sj] + c[i + sk]));
-    }
-  }
-  return dot;
-}
-
-double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box) {
-  if (box.empty()) return 0.0;
-  const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
-  const int n = box.extent(0);
-  double rr = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k) {
-    const bool ahead = k + kPlanesAhead < p.size()[2] + p.halo();
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = p.index(box.lo[0], j, k);
-      const double* __restrict c = p.data() + base;
-      double* __restrict rs = r.data() + base;
-      if (ahead)
-        for (int q = 0; q < n; q += 8) __builtin_prefetch(c + q + kPlanesAhead * sk, 0, 3);
-#pragma omp simd reduction(+ : rr)
-      for (int i = 0; i < n; ++i) {
-        const double q =
-            (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) * 1.0;
-        rs[i] -= alpha * q;
-        rr += rs[i] * rs[i];
-      }
-    }
-  }
-  return rr;
-}
-
-double dot_box(const Field& a, const Field& b, const Box& box) {
-  double s = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = a.index(box.lo[0], j, k);
-      const double* __restrict as = a.data() + base;
-      const double* __restrict bs = b.data() + base;
-#pragma omp simd reduction(+ : s)
-      for (int i = 0; i < box.extent(0); ++i) s += as[i] * bs[i];
-    }
-  return s;
 }
 
 }  // namespace hympi

@@ -1,9 +1,4 @@
-#include "context.hpp"
-
-#include "hympi/context.hpp"
-
-#include <omp.h>
-#include <sched.h>
+#include "hympi/context_json.hpp"
 
 #include <ctime>
 
@@ -11,17 +6,15 @@
 #include "hympi/error.hpp"
 #include "hympi/scheme.hpp"
 
-namespace hympi::cli {
+namespace hympi {
 
-nlohmann::json make_context(MPI_Comm comm, int requested_level, int provided_level, int threads,
-                            const NodeMap& nodes, const std::string& command_line) {
-  int size = 0;
-  HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
-  ThreadPlacement placement = gather_thread_placement(comm, threads);
+nlohmann::json context_block(int ranks, int requested_level, int provided_level, int threads,
+                             const NodeMap& nodes, const ThreadPlacement& placement,
+                             const std::string& command_line) {
   char date[32];
-  std::time_t t = std::time(nullptr);
+  const std::time_t t = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return {{"schema_version", kSchemaVersion},
+  return {{"schema_version", kContextSchemaVersion},
           {"hympi_version", kVersion},
           {"git_revision", kGitRevision},
           {"date", date},
@@ -30,7 +23,7 @@ nlohmann::json make_context(MPI_Comm comm, int requested_level, int provided_lev
           {"mpi_version", mpi_standard_version()},
           {"thread_level_requested", thread_level_name(requested_level)},
           {"thread_level_provided", thread_level_name(provided_level)},
-          {"ranks", size},
+          {"ranks", ranks},
           {"threads_per_rank", threads},
           {"nodes",
            {{"count", nodes.node_count},
@@ -45,4 +38,13 @@ nlohmann::json make_context(MPI_Comm comm, int requested_level, int provided_lev
           {"command", command_line}};
 }
 
-}  // namespace hympi::cli
+nlohmann::json make_context(MPI_Comm comm, int requested_level, int provided_level, int threads,
+                            const NodeMap& nodes, const std::string& command_line) {
+  int size = 0;
+  HYMPI_CHECK_MPI(MPI_Comm_size(comm, &size));
+  const ThreadPlacement placement = gather_thread_placement(comm, threads);
+  return context_block(size, requested_level, provided_level, threads, nodes, placement,
+                       command_line);
+}
+
+}  // namespace hympi

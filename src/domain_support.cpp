@@ -1,4 +1,4 @@
-#include "run_support.hpp"
+#include "domain_support.hpp"
 
 #include <algorithm>
 #include <limits>

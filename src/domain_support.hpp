@@ -1,5 +1,6 @@
-// Pieces shared by the Domain (the user-kernel API) and the solver driver
-// (private to the library).
+// What the Domain (the user-kernel API) owns of MPI, OpenMP and timing,
+// which the solver driver above it reuses (private to the library). Nothing
+// here knows the solver or a kernel.
 #pragma once
 
 #include <mpi.h>
@@ -9,7 +10,6 @@
 #include <vector>
 
 #include "hympi/error.hpp"
-#include "hympi/solver.hpp"
 #include "hympi/timing.hpp"
 
 namespace hympi {
@@ -56,6 +56,12 @@ class ScopedOmpSettings {
  private:
   int dynamic_;
   int max_threads_;
+};
+
+// Sum over threads of a per-thread partial, padded so threads do not share
+// cache lines while accumulating.
+struct alignas(64) Partial {
+  double value = 0;
 };
 
 // Per thread: seconds per phase (timing.hpp order), then idle.

@@ -1,0 +1,294 @@
+// The Domain's private state and its sweeps (domain.cpp), shared by the
+// files that implement it: domain_wavefront.cpp (the sweeps of a temporal
+// block after its exchange) and domain_report.cpp (report and trace).
+// Private to the library.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hympi/domain.hpp"
+#include "hympi/error.hpp"
+#include "domain_support.hpp"
+#include "schemes/scheme_util.hpp"
+
+namespace hympi {
+namespace detail {
+
+inline std::string dims_text(const std::array<int, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+inline std::string box_text(const Box& b) {
+  return "[" + std::to_string(b.lo[0]) + "," + std::to_string(b.hi[0]) + ")x[" +
+         std::to_string(b.lo[1]) + "," + std::to_string(b.hi[1]) + ")x[" +
+         std::to_string(b.lo[2]) + "," + std::to_string(b.hi[2]) + ")";
+}
+
+// The first failure of the user's update in one sweep: the update is not
+// called again in that sweep (the communication still completes, so that no
+// rank is left waiting for a message).
+class FailureSlot {
+ public:
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  void record(const Box& box, int thread, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed()) return;
+    box_ = box;
+    thread_ = thread;
+    what_ = what;
+    failed_.store(true);
+  }
+  template <typename Fn>
+  void guard(const Box& box, int thread, Fn&& fn) noexcept {
+    if (failed()) return;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      record(box, thread, e.what());
+    } catch (...) {
+      record(box, thread, "unknown exception");
+    }
+  }
+  std::string message(const std::string& scheme, int rank) const {
+    return "the kernel's box update failed under scheme '" + scheme + "' on box " +
+           box_text(box_) + " (rank " + std::to_string(rank) + ", thread " +
+           std::to_string(thread_) + "): " + what_;
+  }
+
+ private:
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  Box box_;
+  int thread_ = -1;
+  std::string what_;
+};
+
+
+// Collective: rank 0's `text` on every rank.
+inline void broadcast_text(std::string& text, MPI_Comm comm) {
+  int length = static_cast<int>(text.size());
+  HYMPI_CHECK_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  text.resize(static_cast<std::size_t>(length));
+  if (length > 0) HYMPI_CHECK_MPI(MPI_Bcast(&text[0], length, MPI_CHAR, 0, comm));
+}
+
+// HYMPI_WAVEFRONT_TILE_ROWS on this rank (0: unset or unusable, with one
+// warning on stderr from the first rank that has an unusable value).
+// Collective over comm (domain_wavefront.cpp).
+int forced_tile_rows(MPI_Comm comm, int rank);
+
+inline const char* row_layout_name(RowLayout rows) {
+  return rows == RowLayout::CacheLine ? "CacheLine" : "Packed";
+}
+
+}  // namespace detail
+
+struct Domain::Impl {
+  Impl(MPI_Comm parent, const DomainConfig& c) : owned(parent), cfg(c) {}
+
+  detail::OwnedComm owned;
+  DomainConfig cfg;
+  int rank = 0, size = 1;
+  NodeMap nodes;
+  GridChoice grid;
+  LocalDomain local;
+  std::unique_ptr<Scheme> scheme;
+  std::unique_ptr<ExchangePlan> plan;
+  SweepRegions regions;
+  Timers timers;
+  std::vector<detail::Partial> partials;
+  double t0 = 0, elapsed = 0;
+  long long sweeps = 0;
+  long long exchanges = 0;              // halo exchanges since start_clock
+  // Wavefront tile height forced by HYMPI_WAVEFRONT_TILE_ROWS (tests: small
+  // grids then cross tile boundaries); 0: measured (wavefront_tiles.hpp).
+  int forced_tile_rows = 0;
+  // One of the two tile heights tried: planes of 4 MiB per thread (an L3
+  // share); the other fits one core's L2.
+  static constexpr double kL3ShareBytes = 4.0 * 1024 * 1024;
+  bool tracing = false;                 // config.trace or HYMPI_TRACE_JSON
+  std::string trace_env;                // rank 0's HYMPI_TRACE_JSON, on every rank
+  std::vector<detail::TraceLog> logs;   // [thread], filled from start_clock
+
+  MPI_Comm comm() const { return owned.get(); }
+  // Halo layers of the domain's fields.
+  int layers() const { return cfg.halo * cfg.halo_depth; }
+
+  // Rank 0's outcome of a write on every rank, so that all throw or none does.
+  void share_error(std::string& error) const {
+    detail::broadcast_text(error, comm());
+    if (!error.empty()) throw OutputError(error);
+  }
+
+  // The failure of a sweep's update: under the Abort policy one line and
+  // MPI_Abort; under Throw its message, which the caller throws once the
+  // collectives every rank makes after the sweep are done (a sum's
+  // MPI_Allreduce), so that the other ranks are not left waiting there.
+  std::string failure(const detail::FailureSlot& slot) {
+    if (!slot.failed()) return "";
+    const std::string msg = slot.message(cfg.scheme->info.name, rank);
+    if (cfg.on_error == KernelErrorPolicy::Throw) return msg;
+    std::fprintf(stderr, "hympi: error: %s\n", msg.c_str());
+    std::fflush(stderr);
+    // Give the launcher time to forward the line before the job is torn down.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MPI_Abort(comm(), 3);
+    return msg;  // not reached
+  }
+
+  void check_fields(const std::vector<Field*>& fields) const {
+    if (fields.empty())
+      throw UsageError("a sweep needs at least one field to exchange (for work without an "
+                       "exchange use for_each)");
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const Field* f = fields[i];
+      if (!f || !f->data())
+        throw UsageError("field " + std::to_string(i) + " of the sweep is empty");
+      if (f->size() != local.size || f->halo() != layers())
+        throw UsageError("field " + std::to_string(i) + " of the sweep is " +
+                         detail::dims_text(f->size()) + " with halo " + std::to_string(f->halo()) +
+                         ", the domain's fields are " + detail::dims_text(local.size) + " with halo " +
+                         std::to_string(layers()));
+      // An update indexes the fields it sweeps with one index (as the
+      // library's box kernels do): packed and padded rows must not mix. By
+      // kind, not stride, so that every rank refuses alike (a rank whose
+      // packed rows are whole lines already would otherwise go on into the
+      // exchange alone).
+      if (f->rows() != fields[0]->rows())
+        throw UsageError("field " + std::to_string(i) + " of the sweep has " +
+                         detail::row_layout_name(f->rows()) + " rows and field 0 " +
+                         detail::row_layout_name(fields[0]->rows()) +
+                         " rows: fields swept together must share one RowLayout (make_field's "
+                         "default and wrap_field are Packed)");
+    }
+  }
+
+  // One sweep of the scheme with the update guarded; after the sweep's
+  // communication completed, aborts on a failure or returns its message
+  // ("" when none).
+  std::string sweep(const std::vector<Field*>& fields, const BoxFn& update) {
+    check_fields(fields);
+    plan->set_field_count(static_cast<int>(fields.size()));
+    detail::FailureSlot slot;
+    const BoxFn guarded = [&](const Box& box, int t) {
+      slot.guard(box, t, [&] { update(box, t); });
+    };
+    scheme->sweep(*plan, fields, regions, guarded, timers);
+    ++sweeps;
+    ++exchanges;
+    return failure(slot);
+  }
+
+  // Every local point once, all threads, no exchange; booked as boundary
+  // (non-overlappable) computation. Returns like sweep.
+  std::string for_each(const BoxFn& update) {
+    const int n = cfg.threads;
+    const Box box = local.box();
+    detail::FailureSlot slot;
+    detail::on_threads(n, [&](int t) {
+      PhaseTimer pt(timers[t], Phase::ComputeBoundary);
+      const Box part = split_box_part(box, n, t);
+      slot.guard(part, t, [&] { update(part, t); });
+    });
+    return failure(slot);
+  }
+
+  // The regions of a first sweep that also computes `grow` layers of the
+  // halo on every side with a neighbour (temporal blocking).
+  SweepRegions grown_regions(int grow) const {
+    SweepRegions r;
+    r.core = local.box();
+    r.local = grown_box(local, grow);
+    r.interior = interior_box(local, cfg.halo);
+    r.boundary = subtract(r.local, r.interior);
+    return r;
+  }
+  std::string sweep_block(Field*& in, Field*& out, int count, const PairBoxFn& update) {
+    check_fields({in, out});
+    if (in == out || in->data() == out->data())
+      throw UsageError("sweep_block: `in` and `out` are the same field (the sweeps need two)");
+    if (count < 1 || count > cfg.halo_depth)
+      throw UsageError("sweep_block: " + std::to_string(count) +
+                       " sweeps, but the domain's depth allows 1 to " + std::to_string(cfg.halo_depth));
+    plan->set_field_count(1);
+    detail::FailureSlot slot;
+    const int r = cfg.halo;
+    if (!scheme->info().overlap) {
+      // Nothing to overlap: the scheme exchanges over an empty region, then
+      // every sweep of the block runs in the wavefront (the first one too,
+      // so that no sweep streams the whole field on its own).
+      SweepRegions exchange_only;
+      exchange_only.core = local.box();
+      scheme->sweep(*plan, {in}, exchange_only, [](const Box&, int) {}, timers);
+      wavefront(in, out, count, update, slot);
+      if (count % 2) std::swap(in, out);
+    } else {
+      // The first sweep through the scheme, its interior overlapped with the
+      // exchange; the others in the wavefront.
+      Field* src = in;
+      Field* dst = out;
+      const BoxFn first = [&](const Box& box, int t) {
+        slot.guard(box, t, [&] { update(*src, *dst, box, t); });
+      };
+      scheme->sweep(*plan, {src}, grown_regions((count - 1) * r), first, timers);
+      std::swap(in, out);
+      if (count > 1) wavefront(in, out, count - 1, update, slot);
+      if ((count - 1) % 2) std::swap(in, out);
+    }
+    sweeps += count;
+    ++exchanges;
+    return failure(slot);
+  }
+
+  // The sweeps of a block after the exchange, as a wavefront over k planes
+  // inside tiles of rows j. Sweep t of `sweeps` (t = 0 first) computes the
+  // core grown by (sweeps - 1 - t) * r and reads what sweep t - 1 wrote (a
+  // layer wider), ping-ponging between the two fields; `a` holds the input
+  // of sweep 0.
+  //
+  // Tiles are parallelograms in (j, t): tile J gives sweep t the rows
+  // [J0 - t r, J1 - t r), so the rows j - r of sweep t - 1 that sweep t reads
+  // lie in this tile or an earlier one (all done), and the rows it
+  // overwrites (sweep t - 2's) are below those that later tiles of sweep
+  // t - 1 read (from J1 - t r up). Inside a tile, at step w sweep t computes
+  // plane k = w - L t, L = r + 1: the planes up to k + r of sweep t - 1 were
+  // done at earlier steps, and the plane it overwrites is no longer read by
+  // sweep t - 1, whose next plane k + L reads from k + L - r > k. So the
+  // planes of one step are independent: the threads share their rows, with
+  // a barrier between steps. Each thread takes the same share (first, second,
+  // ...) of every sweep's rows, so what it reads of sweep t - 1 it wrote
+  // itself, in its own core's cache, but for the rows at the shares' edges
+  // (measured at 1 rank x 2 threads on 256^3, depth 4 and 8: 10-20 % faster
+  // than cutting the step's rows of all sweeps, one after the other, into n
+  // runs, where a thread reads planes that the other wrote). A tile holds
+  // about 2 (L sweeps + 2r + 1) planes of its rows in the two fields. Two
+  // heights are tried (wavefront_tiles.hpp): planes of 4 MiB per thread (an
+  // L3 share) and planes of one core's L2. On 256^3, depth 8, one thread per
+  // rank, the first won by 10-25 % on a 2-core AMD EPYC VM (untiled planes
+  // were 10-20 % slower still), the second by about 2x on a 16-core Intel
+  // Xeon VM; the first blocks of each shape time both and keep the faster.
+  void wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update,
+                 detail::FailureSlot& slot);
+
+
+  double partial_sum() const {
+    double sum = 0;
+    for (const auto& p : partials) sum += p.value;
+    return sum;
+  }
+
+  void reset_partials() {
+    for (auto& p : partials) p.value = 0;
+  }
+};
+
+}  // namespace hympi

@@ -1,0 +1,130 @@
+// The sweeps of a temporal block after its exchange (Domain::sweep_block):
+// a wavefront over k planes inside tiles of j rows (domain_impl.hpp says how).
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <chrono>
+#include <vector>
+
+#include "domain_impl.hpp"
+#include "wavefront_tiles.hpp"
+
+namespace hympi {
+
+namespace detail {
+
+// HYMPI_WAVEFRONT_TILE_ROWS, each rank's own (tiles are local, so ranks
+// need not agree); 0 when unset or unusable. Collective over comm.
+int forced_tile_rows(MPI_Comm comm, int rank) {
+  const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS");
+  int unusable = 0, forced = 0;
+  if (rows && *rows != '\0') {  // empty: unset
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(rows, &end, 10);
+    if (*end == '\0' && errno == 0 && value >= 1 && value <= 1000000)
+      forced = static_cast<int>(value);
+    else
+      unusable = 1;
+  }
+  // A warning, not an error (the tile height is then measured), printed
+  // once by the first rank that has an unusable value rather than by every
+  // rank; a refusal would need the ranks to agree anyway.
+  int unusable_ranks = 0, first = unusable ? rank : INT_MAX;
+  HYMPI_CHECK_MPI(MPI_Allreduce(&unusable, &unusable_ranks, 1, MPI_INT, MPI_SUM, comm));
+  HYMPI_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (unusable && rank == first) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr,
+                   "hympi: HYMPI_WAVEFRONT_TILE_ROWS='%s' is not a number of rows (1-1000000) on "
+                   "%d rank(s); ignored there, the tile height is measured\n",
+                   rows, unusable_ranks);
+    });
+  }
+  return forced;
+}
+
+}  // namespace detail
+
+void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update,
+                             detail::FailureSlot& slot) {
+  const int r = cfg.halo, lag = r + 1, n = cfg.threads;
+  std::vector<Box> region(static_cast<std::size_t>(sweeps));
+  int w_lo = 0, w_hi = 0;
+  for (int t = 0; t < sweeps; ++t) {
+    region[t] = grown_box(local, (sweeps - 1 - t) * r);
+    const int lo = region[t].lo[2] + lag * t, hi = region[t].hi[2] - 1 + lag * t;
+    w_lo = t == 0 ? lo : std::min(w_lo, lo);
+    w_hi = t == 0 ? hi : std::max(w_hi, hi);
+  }
+  const double row_bytes = 8.0 * (region[0].extent(0) + 2 * r);
+  const double live_planes = 2.0 * (lag * sweeps + 2 * r + 1);
+  const int y0 = region[0].lo[1];
+  const int y_end = region[0].hi[1] + (sweeps - 1) * r;  // last row of the last sweep, shifted
+  detail::WavefrontShape shape;
+  shape.sweeps = sweeps;
+  shape.extent = {region[0].extent(0), region[0].extent(1), region[0].extent(2)};
+  shape.radius = r;
+  shape.threads = n;
+  shape.candidates[0] = detail::tile_rows_for_budget(kL3ShareBytes, n, live_planes, row_bytes,
+                                                     sweeps, r, y_end - y0);
+  shape.candidates[1] = detail::tile_rows_for_budget(detail::l2_cache_bytes(), n, live_planes,
+                                                     row_bytes, sweeps, r, y_end - y0);
+  detail::WavefrontTileTuner::Pick pick{forced_tile_rows, -1};
+  if (forced_tile_rows <= 0) pick = detail::wavefront_tile_tuner().pick(shape);
+  const int tile = pick.rows;
+  const int tiles = (y_end - y0 + tile - 1) / tile;
+  // A failed update skips the rest of the block: its time says nothing.
+  const bool failed_before = slot.failed();
+  const auto started = std::chrono::steady_clock::now();
+  detail::on_threads(n, [&](int th) {
+    // Barrier waits count as this computation: the rows of a step are
+    // shared evenly, so they are short.
+    PhaseTimer pt(timers[th], Phase::ComputeBoundary);
+    std::vector<int> row_lo(static_cast<std::size_t>(sweeps)), row_hi(row_lo.size());
+    for (int J = 0; J < tiles; ++J) {
+      for (int t = 0; t < sweeps; ++t) {
+        row_lo[t] = std::max(region[t].lo[1], y0 + J * tile - t * r);
+        row_hi[t] = std::min(region[t].hi[1], y0 + (J + 1) * tile - t * r);
+      }
+      for (int w = w_lo; w <= w_hi; ++w) {
+        bool any = false;  // the same on every thread: no barrier skipped by some
+        for (int t = 0; t < sweeps; ++t) {
+          const int k = w - lag * t;
+          const Box& g = region[t];
+          if (k < g.lo[2] || k >= g.hi[2] || row_hi[t] <= row_lo[t]) continue;
+          any = true;
+          // Share th of the sweep's rows; the odd rows of the rounding go
+          // to another thread from sweep to sweep (t % n), so no thread
+          // gets all of them.
+          const int rows = row_hi[t] - row_lo[t];
+          const int from = row_lo[t] + static_cast<int>((1LL * rows * th + t % n) / n);
+          const int to = row_lo[t] + static_cast<int>((1LL * rows * (th + 1) + t % n) / n);
+          if (from < to) {
+            Box box = g;
+            box.lo[1] = from;
+            box.hi[1] = to;
+            box.lo[2] = k;
+            box.hi[2] = k + 1;
+            const Field& src = t % 2 == 0 ? *a : *b;
+            Field& dst = t % 2 == 0 ? *b : *a;
+            slot.guard(box, th, [&] { update(src, dst, box, th); });
+          }
+        }
+        if (!any) continue;
+        if (n > 1) {
+#pragma omp barrier
+        }
+      }
+    }
+  });
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  if (!failed_before && !slot.failed())
+    detail::wavefront_tile_tuner().record(shape, pick.trial, took.count());
+}
+
+}  // namespace hympi

@@ -1,0 +1,136 @@
+// The box loops of the built-in kernels (private to the library; the tests
+// call them directly). Each kernel's own loops are in its file (jacobi.cpp,
+// rbgs.cpp, cg.cpp) beside its reference; stencil.cpp holds what kernels
+// share: the 7-point operator A matrix-free, in CRS and in SELL (spmv and
+// cg), and the streaming-store helpers below (jacobi and spmv). The
+// arithmetic is written in the same order as the frozen references, so that
+// results agree to rounding whatever the decomposition.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include "hympi/kernels.hpp"
+
+namespace hympi {
+
+constexpr double kSixth = 1.0 / 6.0;
+
+// ---- jacobi.cpp, rbgs.cpp ----
+
+// u_new = (S(u) + f) / 6 on box.
+void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores = Stores::Cached);
+// In-place update of the points of one colour ((gi+gj+gk) % 2 == colour,
+// global indices) in box; offset = global index of local point (0,0,0).
+void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset);
+
+// ---- stencil.cpp: the operator A, shared by spmv and cg ----
+
+// y = scale * (6 x - S(x)) on box; returns sum over box of x * y (CG's p.q).
+double stencil_apply_box(const Field& x, Field& y, const Box& box, double scale);
+// The same y without the sum (spmv discards it): the same operations for y,
+// so the same values to the last bit, without the reduction's dependent adds.
+void stencil_spmv_box(const Field& x, Field& y, const Box& box, double scale,
+                      Stores stores = Stores::Cached);
+
+double crs_apply_box(const CrsMatrix& a, const Field& x, Field& y, const Box& box, double scale);
+double sell_apply_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale);
+// The same y without the sum (spmv): the same values to the last bit.
+void sell_spmv_box(const SellMatrix& a, const Field& x, Field& y, const Box& box, double scale);
+
+// The operator A in whichever form is stored: CRS or SELL when one is given,
+// matrix-free otherwise.
+inline double operator_apply_box(const StoredMatrix& m, const Field& x, Field& y, const Box& box,
+                                 double scale) {
+  if (m.sell) return sell_apply_box(*m.sell, x, y, box, scale);
+  if (m.crs) return crs_apply_box(*m.crs, x, y, box, scale);
+  return stencil_apply_box(x, y, box, scale);
+}
+
+// ---- cg.cpp ----
+
+// CG vector steps over a box; each returns its partial dot product.
+double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double alpha,
+                     const Box& box);  // x += a p; r -= a q; returns r.r
+void xpay_box(Field& p, const Field& r, double beta, const Box& box);  // p = r + b p
+double dot_box(const Field& a, const Field& b, const Box& box);
+// Fused CG steps (cg.cpp): the same arithmetic as the steps above, in fewer
+// sweeps over memory.
+double r_update_box(Field& r, const Field& q, double alpha, const Box& box);  // r -= a q; r.r
+// x += a p, then p = r + b p: x's update deferred to the sweep that reads p anyway.
+void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box);
+// Matrix-free: p.(A p) without storing A p (from p and its + halo only: the
+// sum over all boxes and ranks is p.(A p), one box's sum is not; equal in
+// exact arithmetic, not to the last bit), and r -= a (A p) recomputing A p
+// from p (halo still valid) with the very operations of stencil_apply_box
+// (scale 1), so r is what it would be from a stored q, to the last bit.
+double stencil_dot_box(const Field& p, const Box& box);
+double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box);
+
+
+// ---- Streaming stores (jacobi's and spmv's one-sweep loops) ----
+
+namespace detail {
+
+// Streaming stores: one vector of kStreamLanes doubles per non-temporal
+// store, at an address aligned to the vector (the instruction requires it).
+#if defined(__AVX512F__)
+constexpr int kStreamLanes = 8;
+inline void stream_vector(double* out, const double* lanes) {
+  _mm512_stream_pd(out, _mm512_load_pd(lanes));
+}
+#elif defined(__AVX__)
+constexpr int kStreamLanes = 4;
+inline void stream_vector(double* out, const double* lanes) {
+  _mm256_stream_pd(out, _mm256_load_pd(lanes));
+}
+#elif defined(__SSE2__)
+constexpr int kStreamLanes = 2;
+inline void stream_vector(double* out, const double* lanes) { _mm_stream_pd(out, _mm_load_pd(lanes)); }
+#else
+constexpr int kStreamLanes = 0;
+inline void stream_vector(double*, const double*) {}
+#endif
+
+// out[i] = value_at(i) for i in [0, n), the values computed by the same
+// expression either way. Streaming: the aligned whole vectors of the row go
+// through non-temporal stores (GCC keeps `lanes` in a register: one
+// computed vector, one MOVNTPD), the unaligned head and the tail through
+// ordinary ones. The caller ends its sweep with finish_streaming().
+template <class ValueAt>
+__attribute__((always_inline)) inline void write_row(double* __restrict out, int n, Stores stores,
+                                                     ValueAt value_at) {
+  if (kStreamLanes == 0 || stores == Stores::Cached) {
+#pragma omp simd
+    for (int i = 0; i < n; ++i) out[i] = value_at(i);
+    return;
+  }
+  constexpr std::uintptr_t kAlign = sizeof(double) * (kStreamLanes > 0 ? kStreamLanes : 1);
+  int i = 0;
+  for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % kAlign != 0; ++i) out[i] = value_at(i);
+  for (; i + kStreamLanes <= n; i += kStreamLanes) {
+    alignas(kAlign) double lanes[kStreamLanes > 0 ? kStreamLanes : 1];
+#pragma omp simd
+    for (int l = 0; l < kStreamLanes; ++l) lanes[l] = value_at(i + l);
+    stream_vector(out + i, lanes);
+  }
+  for (; i < n; ++i) out[i] = value_at(i);
+}
+
+// Non-temporal stores are weakly ordered: fence them before the sweep's
+// results are read by another thread (after the scheme's barrier) or sent.
+inline void finish_streaming(Stores stores) {
+#if defined(__SSE2__)
+  if (stores == Stores::Streaming) _mm_sfence();
+#else
+  (void)stores;
+#endif
+}
+
+}  // namespace detail
+
+}  // namespace hympi
