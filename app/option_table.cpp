@@ -350,17 +350,10 @@ std::string name_parameters(const std::string& message, bool as_flags) {
   std::map<std::string, std::string> flag_of_parameter;
   for (const auto& r : solve_options(o, seen))
     if (!r.parameter.empty()) flag_of_parameter[r.parameter] = r.flag;
-  std::string out;
-  std::size_t pos = 0;
-  for (;;) {
-    const std::size_t open = message.find('`', pos);
-    const std::size_t close = open == std::string::npos ? open : message.find('`', open + 1);
-    if (close == std::string::npos) return out + message.substr(pos);
-    const std::string name = message.substr(open + 1, close - open - 1);
+  return rename_parameters(message, [&](const std::string& name) {
     const auto flag = flag_of_parameter.find(name);
-    out += message.substr(pos, open - pos) + (flag != flag_of_parameter.end() ? flag->second : name);
-    pos = close + 1;
-  }
+    return flag != flag_of_parameter.end() ? flag->second : name;
+  });
 }
 
 }  // namespace hympi::cli

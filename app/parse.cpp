@@ -136,16 +136,21 @@ bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& w
   return true;
 }
 
-std::string plain_parameters(const std::string& message) {
+std::string rename_parameters(const std::string& message,
+                              const std::function<std::string(const std::string&)>& rename) {
   std::string out;
   std::size_t pos = 0;
   for (;;) {
     const std::size_t open = message.find('`', pos);
     const std::size_t close = open == std::string::npos ? open : message.find('`', open + 1);
     if (close == std::string::npos) return out + message.substr(pos);
-    out += message.substr(pos, open - pos) + message.substr(open + 1, close - open - 1);
+    out += message.substr(pos, open - pos) + rename(message.substr(open + 1, close - open - 1));
     pos = close + 1;
   }
+}
+
+std::string plain_parameters(const std::string& message) {
+  return rename_parameters(message, [](const std::string& name) { return name; });
 }
 
 std::string unknown_scheme_message(const std::string& name) {

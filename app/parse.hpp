@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ std::vector<std::string> split(const std::string& s, char sep);
 // flag by flag (hympi bench overlap). name_parameters (options.hpp) names
 // them as the solve flags that set them.
 std::string plain_parameters(const std::string& message);
+// Each backquoted name in `message` replaced by rename(name), the quotes dropped.
+std::string rename_parameters(const std::string& message,
+                              const std::function<std::string(const std::string&)>& rename);
 // "unknown scheme 'NAME' (valid: ...)": for Options::unknown_scheme.
 std::string unknown_scheme_message(const std::string& name);
 

@@ -61,13 +61,17 @@ std::vector<Pair> ring_pairs(const Pattern& p, int rank) {
   return {{right, left}, {left, right}};
 }
 
-BenchResult run_beff(BenchContext& ctx) {
-  const long long lmax = ctx.opt.args.get("--lmax");
-  const auto lengths = beff_lengths(lmax);
-  const auto patterns = beff_patterns(ctx.size);
-  std::vector<char> sbuf(2 * lmax, 1), rbuf(2 * lmax, 0);
-  Traffic sent;
-  std::vector<nlohmann::json> records;
+// What the patterns measured: b_eff's averages and the value at Lmax.
+struct PatternResult {
+  BeffAverages avg;
+  double at_lmax = 0;
+};
+
+// The ring and random patterns at every length, the three methods each
+// (their records appended to `records`, the table printed on rank 0).
+PatternResult run_patterns(BenchContext& ctx, const std::vector<long long>& lengths,
+                           const std::vector<Pattern>& patterns, std::vector<char>& sbuf,
+                           std::vector<char>& rbuf, Traffic& sent, std::vector<nlohmann::json>& records) {
   std::vector<std::vector<double>> ring_bw, random_bw;
   std::vector<double> ring_lmax, random_lmax;
   std::ostream* out = ctx.out;
@@ -97,9 +101,20 @@ BenchResult run_beff(BenchContext& ctx) {
     (p.random ? random_lmax : ring_lmax).push_back(per_length.back());
     (p.random ? random_bw : ring_bw).push_back(per_length);
   }
-  const BeffAverages avg = beff_average(ring_bw, random_bw);
-  const double at_lmax = geometric_mean({geometric_mean(ring_lmax), geometric_mean(random_lmax)});
+  return {beff_average(ring_bw, random_bw),
+          geometric_mean({geometric_mean(ring_lmax), geometric_mean(random_lmax)})};
+}
 
+// What the ping-pong measured: the bandwidth at Lmax and the partner rank.
+struct PingPongResult {
+  double at_lmax = 0;
+  int partner = 1;
+};
+
+PingPongResult run_pingpong(BenchContext& ctx, const std::vector<long long>& lengths, long long lmax,
+                            std::vector<char>& sbuf, std::vector<char>& rbuf, Traffic& sent,
+                            std::vector<nlohmann::json>& records) {
+  std::ostream* out = ctx.out;
   // Ping-pong between rank 0 and the first rank on another node (rank 1 on
   // one node): one-way time = round trip / 2.
   int partner = 1;
@@ -168,6 +183,22 @@ BenchResult run_beff(BenchContext& ctx) {
            << std::defaultfloat;
   }
 
+  return {pingpong_lmax, partner};
+}
+
+BenchResult run_beff(BenchContext& ctx) {
+  const long long lmax = ctx.opt.args.get("--lmax");
+  const auto lengths = beff_lengths(lmax);
+  const auto patterns = beff_patterns(ctx.size);
+  std::vector<char> sbuf(2 * lmax, 1), rbuf(2 * lmax, 0);
+  Traffic sent;
+  std::vector<nlohmann::json> records;
+  const PatternResult pat = run_patterns(ctx, lengths, patterns, sbuf, rbuf, sent, records);
+  const PingPongResult pp = run_pingpong(ctx, lengths, lmax, sbuf, rbuf, sent, records);
+  const BeffAverages& avg = pat.avg;
+  const double at_lmax = pat.at_lmax, pingpong_lmax = pp.at_lmax;
+  const int partner = pp.partner;
+  std::ostream* out = ctx.out;
   nlohmann::json per_pattern = nlohmann::json::object();
   for (std::size_t i = 0; i < patterns.size(); ++i) per_pattern[patterns[i].name] = avg.per_pattern[i];
   nlohmann::json summary = lmax_summary(at_lmax, ctx.size, lmax, lengths);
