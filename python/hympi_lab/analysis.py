@@ -126,6 +126,23 @@ class SolveRun:
     converges: bool = False              # run to a tolerance (the record has "tol")
 
 
+def determined(param: Mapping[str, Any]) -> bool:
+    """Whether a fitted parameter ({"value", "sigma"}) is carried by the data:
+    both finite and its 1-sigma uncertainty smaller than its size. A fit
+    that is not (a crossover of 1e-21 +- 100 from points the model cannot
+    separate) is reported as not determined, never as a number."""
+    value, sigma = number_or_nan(param.get("value")), number_or_nan(param.get("sigma"))
+    return math.isfinite(value) and math.isfinite(sigma) and sigma < abs(value)
+
+
+def fitted(param: Mapping[str, Any], scale: float = 1.0, digits: str = ".3g", unit: str = "") -> str:
+    """'value +- sigma' of a fitted parameter, or 'not determined (...)' when
+    the data cannot carry it (determined)."""
+    if not determined(param):
+        return "not determined (its uncertainty exceeds its value)"
+    return f"{param['value'] * scale:{digits}} +- {param['sigma'] * scale:.2g}{unit}"
+
+
 def number_or_nan(value: Any) -> float:
     """A record's number, or NaN when it has none (a user's report without a checksum)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
@@ -284,7 +301,9 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
     if "params" in eq14 and "nk_cross_m1" in eq14["params"]:
         p = eq14["params"]["nk_cross_m1"]
         cross = (f" From the overlap sweep, funneled beats masteronly below nk_loc = "
-                 f"{p['value']:.3g} +- {p['sigma']:.2g} planes per process (eq. 14 fit).")
+                 f"{fitted(p)} planes per process (eq. 14 fit)." if determined(p) else
+                 " The overlap sweep does not determine where funneled starts to beat masteronly "
+                 "(the eq. 14 crossover's uncertainty exceeds its value).")
     # Temporal blocking is measured for the built-in kernels only.
     extra = cross + ("" if users else depth_advice(study))
     if not clear:

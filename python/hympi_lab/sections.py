@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from . import schemes as schemes_mod
-from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, depth_rows, user_kernels,
+from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, depth_rows, determined, fitted, user_kernels,
                        validations, write_json, fastest_deep)
 from .content import Block, Blocks, slug
 from .errors import InputError
@@ -115,10 +115,10 @@ def _beff_text(ctx: Ctx, hk: dict[str, Any]) -> str:
             f"({summary.get('b_eff_per_process_MBps', float('nan')):.4g} MB/s per process)")
     if "params" in hk:
         p = hk["params"]
-        return text + (f"; the ping-pong fits T_lat = {p['T_lat']['value'] * 1e6:.3g} +- "
-                       f"{p['T_lat']['sigma'] * 1e6:.2g} us and b_inf = {p['b_inf']['value'] / 1e6:.4g} "
-                       f"+- {p['b_inf']['sigma'] / 1e6:.2g} MB/s (half bandwidth at "
-                       f"{p['n_half']['value']:.3g} bytes).")
+        half = (f" (half bandwidth at {p['n_half']['value']:.3g} bytes)"
+                if determined(p['T_lat']) and determined(p['b_inf']) else "")
+        return text + (f"; the ping-pong fits T_lat = {fitted(p['T_lat'], 1e6, unit=' us')} and "
+                       f"b_inf = {fitted(p['b_inf'], 1e-6, '.4g', ' MB/s')}{half}.")
     return text + f"; no Hockney fit ({hk.get('error', '?')})."
 
 
@@ -215,12 +215,15 @@ def _overlap_text(eq14: dict[str, Any], ms: Iterable[int]) -> str:
     if "params" not in eq14:
         return f"eq. (14) not fitted: {eq14.get('error', '?')}."
     p = eq14["params"]
-    return (f"Fitted x_comm/x_overlap = {p['comm_ratio']['value']:.3g} +- "
-            f"{p['comm_ratio']['sigma']:.2g}, x_non/x_overlap = {p['non_ratio']['value']:.3g} +- "
-            f"{p['non_ratio']['sigma']:.2g} (rms residual {eq14['rms_residual']:.3g}); "
-            + "; ".join(f"m = {m}: crossover at nk_loc = {p[f'nk_cross_m{m}']['value']:.3g} +- "
-                        f"{p[f'nk_cross_m{m}']['sigma']:.2g}" for m in sorted(set(ms))
-                        if f"nk_cross_m{m}" in p) + ".")
+    crossings = [f"m = {m}: crossover at nk_loc = {fitted(p[f'nk_cross_m{m}'])}"
+                 for m in sorted(set(ms)) if f"nk_cross_m{m}" in p and determined(p[f"nk_cross_m{m}"])]
+    if not (determined(p["comm_ratio"]) or determined(p["non_ratio"]) or crossings):
+        return (f"eq. (14) not determined by these points: the uncertainty of each fitted parameter "
+                f"exceeds its value (rms residual {eq14['rms_residual']:.3g}); the measured epsilon "
+                "above is what the data carries.")
+    return (f"Fitted x_comm/x_overlap = {fitted(p['comm_ratio'])}, x_non/x_overlap = "
+            f"{fitted(p['non_ratio'])} (rms residual {eq14['rms_residual']:.3g})"
+            + ("; " + "; ".join(crossings) if crossings else "; no crossover determined") + ".")
 
 
 def overlap(ctx: Ctx) -> list[Block]:
