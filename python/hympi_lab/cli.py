@@ -12,6 +12,7 @@ code 2 with one line on stderr; a traceback means a bug.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from typing import Callable, Optional, Sequence, TextIO
@@ -45,18 +46,45 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(argv)
         args.command_line = shlex.join([PROG, *(sys.argv[1:] if argv is None else argv)])
         func: Callable[[argparse.Namespace, TextIO], int] = args.func
-        return func(args, sys.stdout)
+        code = func(args, sys.stdout)
+        sys.stdout.flush()  # a full device shows here, not at exit as a traceback
+        return code
     except (UsageError, InputError) as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except OutputError as err:  # the input was fine; a result file could not be written
-        print(f"{PROG}: error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
+        return 1
+    except OSError as err:  # only writing the table or text to standard output is left unwrapped
+        _abandon_stdout()
+        print(f"{PROG}: error: cannot write to standard output: {err.strerror or err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     except SystemExit as exit_:  # --help and --version
+        try:
+            sys.stdout.flush()
+        except OSError as err:
+            _abandon_stdout()
+            print(f"{PROG}: error: cannot write to standard output: {err.strerror or err}", file=sys.stderr)
+            return 1
         return exit_.code if isinstance(exit_.code, int) else 0
+
+
+def _one_line(message: str) -> str:
+    """The message with control characters (a '\\r' or '\\n' in a user's
+    argument) escaped, so that an error stays the one line it is meant to be."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def _abandon_stdout() -> None:
+    """Points stdout at /dev/null so that the interpreter's flush at exit does
+    not fail a second time on what could not be written."""
+    try:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

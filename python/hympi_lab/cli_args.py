@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from typing import Callable, Iterable, NoReturn, Optional, Sequence
+import sys
+from typing import IO, Callable, Iterable, NoReturn, Optional, Sequence
 
 from .errors import InputError
 
@@ -28,6 +29,12 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def _print_message(self, message: str, file: Optional[IO[str]] = None) -> None:
+        # argparse swallows OSError here: --help to a full disk would exit 0
+        # having written nothing. Let it reach main(), which says so (exit 1).
+        if message:
+            (file or sys.stdout).write(message)
 
 
 def add_family(sub: Subparsers, name: str, help: str, description: str, dest: str, metavar: str,

@@ -88,10 +88,10 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
             hostfile=args.hostfile or "", ranks=args.ranks or 0, threads=args.threads or 0,
             emulated_nodes=args.emulated_nodes or 0, link=args.link,
             # None: every step and kernel the build's `hympi info` lists.
-            steps=_csv_list(args.steps) if args.steps else None,
+            steps=_csv_list("--steps", args.steps) if args.steps is not None else None,
             # With --app the study measures the user's program; the built-in
             # kernels run only when asked for.
-            kernels=(_csv_list(args.kernels) if args.kernels
+            kernels=(_csv_list("--kernels", args.kernels) if args.kernels is not None
                      else [] if args.app else None),
             run_timeout_s=args.run_timeout or 0.0,
             app=args.app or "", app_name=args.app_name or "")
@@ -103,8 +103,13 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
                                write_report=None if args.no_report else report.write_report)
 
 
-def _csv_list(text: str) -> list[str]:
-    return [w.strip() for w in text.split(",") if w.strip()]
+def _csv_list(flag: str, text: str) -> list[str]:
+    """A comma-separated list of names; an empty one is refused (it would
+    otherwise read as 'all', the default, which the user did not ask for)."""
+    names = [w.strip() for w in text.split(",") if w.strip()]
+    if not names:
+        raise InputError(f"{flag} {text!r}: an empty list; name at least one, or leave {flag} out for all")
+    return names
 
 
 # --- report -----------------------------------------------------------------

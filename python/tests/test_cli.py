@@ -464,3 +464,17 @@ def test_model_halo_divides_latency_by_depth(capsys: pytest.CaptureFixture[str])
     assert "deeper than the box 8x8x4" in capsys.readouterr().err
     assert main(["model", "halo", "--box", "8x8x4", "--t-lat-us", "2", "--b-inf-mbps", "5000",
                  "--depth", "0"]) == 2
+
+
+def test_a_full_standard_output_is_one_line_and_exit_1():
+    """Help, version and a command's table written to /dev/full: one error
+    line, exit 1, no traceback (argparse alone would exit 0 silently)."""
+    import subprocess
+    import sys
+    for args in (["--help"], ["--version"], ["model", "eq14", "--help"],
+                 ["model", "ratio", "--b-ratio", "2", "--s-ratio", "1"]):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "hympi_lab.cli", *args], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=60)
+        assert proc.returncode == 1, (args, proc.stderr)
+        assert proc.stderr.strip() == "hympi-lab: error: cannot write to standard output: No space left on device", (args, proc.stderr)

@@ -309,3 +309,13 @@ def test_many_ranks_per_node_project_in_seconds(tmp_path, capsys):
     assert cli.main(["project", str(d), "--ranks", "10000", "--threads", "1", "--grid", "512^3"]) == 0
     assert time.monotonic() - start < 20
     assert "carried to 10000" in capsys.readouterr().out
+
+
+def test_an_empty_step_or_kernel_list_is_refused(tmp_path, capsys):
+    """'--steps ""' is not 'all steps': it is refused before anything runs."""
+    from hympi_lab import cli
+    for flag, value in (("--steps", ""), ("--steps", ","), ("--kernels", "")):
+        out = tmp_path / f"s{len(value)}{flag}"
+        assert cli.main(["study", "--quick", flag, value, "--out", str(out)]) == 2
+        assert f"{flag} {value!r}: an empty list" in capsys.readouterr().err
+        assert not out.exists()
