@@ -29,7 +29,9 @@ def add_study(sub: Subparsers) -> None:
                        "machine or allocation, appending each measurement to "
                        "DIR/results.jsonl as it is made, then fits the model and writes "
                        "DIR/report.html. Exit 0: all runs succeeded; 1: some failed (listed); "
-                       "2: bad input; 130: interrupted (resume with --resume DIR).")
+                       "2: bad input; 130: interrupted by Ctrl-C, 143: stopped by SIGTERM (a Slurm time "
+                       "limit or scancel); resume either with --resume DIR. Inside a Slurm job that was "
+                       "requeued, the same --out DIR resumes by itself.")
     p.add_argument("--out", metavar="DIR", help="new study directory (default results/study-<UTC time>)")
     p.add_argument("--resume", metavar="DIR", help="continue the study in DIR: run only what is missing")
     level = p.add_mutually_exclusive_group()

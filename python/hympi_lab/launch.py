@@ -13,6 +13,7 @@ from pathlib import Path
 from .errors import InputError
 from .machine import Machine
 from .options import StudyOptions
+from .slurm import Allocation, allocation, choose_pmi, layout_problems, srun_path
 
 
 def repo_root() -> Path:
@@ -36,6 +37,11 @@ class Setting:
     pure_launcher: list[str] = field(default_factory=list)
     pure_binding: str = ""
     pure_env: dict[str, str] = field(default_factory=dict)
+    # srun only: the allocation's node count, spread over with -N and
+    # --ntasks-per-node on each line (a job's SLURM_NTASKS_PER_NODE would
+    # otherwise shape a step of another size), and the PMI plugin it names.
+    srun_nodes: int = 0
+    srun_mpi: str = ""
 
     def launch(self, cores_per_rank: int) -> tuple[list[str], str, dict[str, str]]:
         if cores_per_rank == 1 and self.threads != 1 and self.pure_launcher:
@@ -48,6 +54,12 @@ class Setting:
         if self.nodes_kind == "emulated":
             # scripts/emulated-cluster run takes ranks per node, not in all.
             return launcher + ["--np-per-node", str(max(1, ranks // self.nodes)), "--"]
+        if self.srun_nodes:
+            nodes = min(self.srun_nodes, ranks)
+            spread = [f"--nodes={nodes}"]
+            if ranks % nodes == 0:
+                spread.append(f"--ntasks-per-node={ranks // nodes}")
+            return launcher[:-1] + spread + launcher[-1:] + [str(ranks)]
         return launcher + [str(ranks)]
 
 
@@ -55,21 +67,26 @@ def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
     """Ranks x threads that fit the machine, the node count, and the launcher with binding."""
     problems: list[str] = []
     nodes, kind = 1, "real"
-    hosts: list[str] = []
+    alloc = allocation(machine.slurm) if not opts.emulated_nodes else None
     if opts.hostfile:
-        hosts = read_hostfile(opts.hostfile)
-        nodes = len(hosts)
-    elif machine.slurm and machine.slurm.get("SLURM_JOB_NUM_NODES", machine.slurm.get("SLURM_NNODES")):
-        try:
-            nodes = int(machine.slurm.get("SLURM_JOB_NUM_NODES") or machine.slurm["SLURM_NNODES"])
-        except ValueError:
-            nodes = 1
+        nodes = len(read_hostfile(opts.hostfile))
+    elif alloc is not None:
+        nodes = alloc.nodes
     if opts.emulated_nodes:
         nodes, kind = opts.emulated_nodes, "emulated"
     cores = machine.cores
     cores_per_node = max(1, cores // opts.emulated_nodes) if opts.emulated_nodes else cores
     threads = opts.threads
     ranks = opts.ranks
+    if alloc is not None:
+        # Inside an allocation its layout is the default: the tasks and CPUs
+        # per task the user asked Slurm for.
+        cores_per_node = min(alloc.cpus_per_node or [cores])
+        if not threads:
+            threads = alloc.cpus_per_task or (
+                max(1, cores_per_node * alloc.nodes // alloc.tasks) if alloc.tasks else 0)
+        if not ranks and alloc.tasks:
+            ranks = alloc.tasks
     if not threads:
         # One rank per NUMA domain is the hybrid layout the papers measure;
         # at least 2 threads so that the overlap schemes can run.
@@ -92,6 +109,8 @@ def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
         problems.append(f"--ranks {ranks}: more than 4096 ranks is not a study size")
     if nodes > 1 and ranks % nodes:
         problems.append(f"--ranks {ranks} does not divide into the {nodes} nodes")
+    if alloc is not None and not problems:
+        problems += layout_problems(alloc, ranks, threads)
     if problems:
         raise InputError("; ".join(problems))
     ranks_per_node = 0
@@ -101,12 +120,21 @@ def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
         kind = "virtual"
         nodes = 2 if ranks % 2 == 0 else 1
         ranks_per_node = ranks // nodes if nodes == 2 else 0
-    total_cores = cores * (1 if kind != "real" or not (opts.hostfile or machine.slurm) else nodes)
+    if alloc is not None and alloc.cpus:
+        total_cores = alloc.cpus
+    else:
+        total_cores = cores * (1 if kind != "real" or not opts.hostfile else nodes)
     oversubscribed = ranks * threads > total_cores
-    launcher, binding, env = launcher_command(opts, ranks, threads, oversubscribed)
-    pure = launcher_command(opts, ranks * threads, 1, oversubscribed)
-    return Setting(ranks, threads, cores, nodes, kind, ranks_per_node, oversubscribed,
-                   launcher, binding, env, *pure)
+    pmi = ""
+    if (opts.launcher or "mpirun") == "srun":
+        pmi = choose_pmi(opts.mpi, srun_path(), (machine.slurm or {}).get("SLURM_MPI_TYPE", ""))
+    launcher, binding, env = launcher_command(opts, ranks, threads, oversubscribed, pmi)
+    pure = launcher_command(opts, ranks * threads, 1, oversubscribed, pmi)
+    # In an allocation "cores" are all its CPUs (what the oversubscription
+    # test and the report's layout line count against).
+    return Setting(ranks, threads, total_cores if alloc is not None else cores, nodes, kind,
+                   ranks_per_node, oversubscribed, launcher, binding, env, *pure,
+                   srun_nodes=alloc.nodes if pmi and alloc is not None else 0, srun_mpi=pmi)
 
 
 def read_hostfile(path: str) -> list[str]:
@@ -128,23 +156,20 @@ LAUNCHERS = {"openmpi": {"mpirun": "mpirun.openmpi", "mpiexec": "mpiexec.openmpi
              "mpich": {"mpirun": "mpirun.mpich", "mpiexec": "mpiexec.mpich"}}
 
 
-def launcher_command(opts: StudyOptions, ranks: int, threads: int,
-                     oversubscribed: bool) -> tuple[list[str], str, dict[str, str]]:
+def launcher_command(opts: StudyOptions, ranks: int, threads: int, oversubscribed: bool,
+                     pmi: str = "") -> tuple[list[str], str, dict[str, str]]:
     """The launcher's argv up to the rank count, the binding in words, and the environment.
 
     Open MPI binds by default (to core or socket) and MPICH's Hydra does not,
     so each gets its binding said explicitly: every rank on `threads`
     consecutive cores with its OpenMP threads pinned close, or, when the
     machine is oversubscribed, no binding at all (pinned threads that share a
-    core would serialise).
+    core would serialise). srun names its PMI plugin (`pmi`, slurm.choose_pmi).
     """
     env = {"OMP_NUM_THREADS": str(threads)}
     name = opts.launcher or "mpirun"
     if name == "srun":
-        exe = shutil.which("srun")
-        if not exe:
-            raise InputError("--launcher srun: srun is not installed (is this a Slurm cluster?)")
-        argv = [exe, f"--cpus-per-task={threads}"]
+        argv = [srun_path(), f"--mpi={pmi or 'pmix'}", f"--cpus-per-task={threads}"]
         if oversubscribed:
             argv += ["--overcommit", "--cpu-bind=none"]
             binding = "none (srun --cpu-bind=none: oversubscribed)"

@@ -63,7 +63,7 @@ def _machine_rows(ctx: Ctx, info_ctx: dict[str, Any]) -> list[tuple[str, Any]]:
         ("cores / NUMA domains", f"{mach.get('cores')} / {mach.get('numa_domains')} ({mach.get('hwloc')})"),
         ("caches", caches or "unknown"),
         ("memory", f"{mach.get('memory_bytes', 0) / 1e9:.1f} GB"),
-        ("Slurm allocation", (mach.get("slurm") or {}).get("SLURM_JOB_ID", "none")),
+        ("Slurm", _slurm_jobs(study.header, mach)),
         ("nodes", ctx.nodes_label),
         ("layout", f"{st.get('ranks')} ranks x {st.get('threads')} threads"
                    + (" (oversubscribed)" if study.oversubscribed else "")),
@@ -73,11 +73,29 @@ def _machine_rows(ctx: Ctx, info_ctx: dict[str, Any]) -> list[tuple[str, Any]]:
                          f"{info_ctx.get('thread_level_provided', '?')}"),
         ("binding", st.get("binding", "?")),
         ("binding of pure-MPI runs", st.get("pure_binding", "-") if st.get("threads", 1) > 1 else "-"),
+        ("a run's command (commands.log has each)", _first_command(study)),
         ("compiler / flags", f"{info_ctx.get('compiler', '?')} / {info_ctx.get('flags', '?')}"),
         ("hympi", f"{info_ctx.get('hympi_version', '?')} ({info_ctx.get('git_revision', '?')})"),
         ("study", f"{study.header.get('options', {}).get('level')} level, started "
                   f"{study.header.get('created')}, {len(study.status)} points"),
     ]
+
+
+def _slurm_jobs(header: dict[str, Any], mach: dict[str, Any]) -> str:
+    """The Slurm jobs that ran the study (the first, resumed and requeued ones)."""
+    jobs = header.get("slurm_jobs") or []
+    if not jobs:
+        return str((mach.get("slurm") or {}).get("SLURM_JOB_ID", "none (no allocation)"))
+    return "; ".join(f"job {j['job_id']}" + (f" (restart {j['restart_count']})" if j.get("restart_count") else "")
+                     + f" on {j.get('nodes', '?')} node(s) {j['nodelist']}, started {j['started']}"
+                     + (f", srun --mpi={j['srun_mpi']}" if j.get("srun_mpi") else "") for j in jobs)
+
+
+def _first_command(study: Any) -> str:
+    """The exact launch line of one run (a solve run if any), as it ran."""
+    runs = [s for s in study.status.values() if s.get("command")]
+    solves = [s for s in runs if s.get("step") == "solve"]
+    return (solves or runs)[0]["command"] if runs else "-"
 
 
 def machine(ctx: Ctx) -> list[Block]:

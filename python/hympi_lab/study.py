@@ -34,8 +34,9 @@ from .plan import (LEVELS, Point, benchmark_skips, build_plan, estimate_s, kerne
                    steps_of)
 from .results import now_iso
 from .runpoint import RunOutcome, point_status_line, run_point
-from .studydir import (RESULTS, STUDY_SCHEMA_VERSION, append_lines, load_results, load_study,
-                       prepare_outdir, rewrite_results, rewrite_study)
+from .slurm import allocation
+from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, append_lines, load_results,
+                       load_study, prepare_outdir, rewrite_results, rewrite_study)
 
 
 # --- progress ----------------------------------------------------------------------
@@ -149,7 +150,14 @@ def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
         raise InputError(f"cannot run {argv[0]}: {err.strerror or err}") from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise InputError(f"'{shlex.join(argv)}' failed (exit {proc.returncode}): {' / '.join(tail)}")
+        hint = ""
+        if setting.srun_mpi:
+            # Seen with MpiDefault=none or a plugin of another MPI: "Local
+            # abort before MPI_INIT completed" from every rank.
+            hint = (f" (srun --mpi={setting.srun_mpi} could not start this build: is {hympi} built "
+                    "against the MPI whose PMI plugin that is? SLURM_MPI_TYPE chooses another)")
+        raise InputError(f"'{shlex.join(argv)}' failed (exit {proc.returncode}): {' / '.join(tail)}"
+                         + hint)
     try:
         info = json.loads(proc.stdout)
         if not isinstance(info, dict) or not isinstance(info["schemes"], list):
@@ -177,8 +185,14 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
     """The campaign. Returns 0 when every run succeeded, 1 when some failed
     (or the report could not be written), 130 on Ctrl-C. The report is
     written after the runs, by `write_report`, when one is given."""
+    if not resume and _requeued_into(outdir):
+        resume = True
+        print(f"hympi-lab study: Slurm requeued job {os.environ.get('SLURM_JOB_ID')} "
+              f"(restart {os.environ.get('SLURM_RESTART_COUNT', '?')}); resuming {outdir}",
+              file=out, flush=True)
+    loaded: dict[str, Any] = {}
     if resume:
-        header = load_study(outdir)
+        header = loaded = load_study(outdir)
         # A damaged results file is refused before anything is launched.
         load_results(outdir / RESULTS)
         opts = StudyOptions(**header["options"])
@@ -198,6 +212,7 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
               "setting": asdict(setting), "mpi_library": info.get("context", {}).get("mpi_library", ""),
               "schemes": buildinfo.schemes(info) if info else None}
     prepare_outdir(outdir, header, resume)
+    _record_start(outdir, loaded or header, machine, setting, info, opts)
     try:
         if emulated is not None:
             emulated.up()
@@ -276,9 +291,12 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
                 failed.append((point, outcome))
     except KeyboardInterrupt:
         progress.close()
-        print(f"\nhympi-lab study: interrupted; what was measured is kept in {results_path}.\n"
+        terminated = _signal_seen == signal.SIGTERM
+        why = ("stopped by SIGTERM (a Slurm time limit, scancel or kill)" if terminated
+               else "interrupted")
+        print(f"\nhympi-lab study: {why}; what was measured is kept in {results_path}.\n"
               f"Resume with: hympi-lab study --resume {outdir}", file=out, flush=True)
-        return 130
+        return 143 if terminated else 130
     except OutputError as err:
         progress.close()
         print(f"\nhympi-lab study: {err}; the points measured before are kept in "
@@ -291,8 +309,54 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
     return failed
 
 
+_signal_seen = 0
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
+    global _signal_seen
+    _signal_seen = signum
     raise KeyboardInterrupt
+
+
+def _requeued_into(outdir: Path) -> bool:
+    """True when this Slurm job already ran (part of) the study in `outdir`:
+    Slurm requeued it (node failure, scontrol requeue) and the batch script
+    starts the same command again, which then continues the study."""
+    job = os.environ.get("SLURM_JOB_ID")
+    if not job or not (outdir / STUDY_FILE).is_file():
+        return False
+    try:
+        header = json.loads((outdir / STUDY_FILE).read_text(encoding="utf-8"))
+        return any(j.get("job_id") == job for j in header.get("slurm_jobs", []))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return False  # load_study says what is wrong with it, on the normal path
+
+
+def _record_start(outdir: Path, header: dict[str, Any], machine: Machine, setting: Setting,
+                  info: Info, opts: StudyOptions) -> None:
+    """The job that runs the study now: a line in commands.log (where a failed
+    srun line is read) and, inside Slurm, an entry of study.json's slurm_jobs."""
+    alloc = allocation(machine.slurm)
+    launcher = shlex.join(setting.argv(setting.ranks, setting.threads))
+    where = alloc.describe() if alloc else f"host {machine.host}"
+    lines = [f"# {now_iso()} start: {where}; {setting.ranks} ranks x {setting.threads} threads; "
+             f"launcher: {launcher} ..."]
+    if setting.srun_mpi:
+        lines.append(f"# PMI plugin: srun --mpi={setting.srun_mpi} (for the {opts.mpi} build; "
+                     "'srun --mpi=list' offers the plugins)")
+    if info:
+        lines.append(f"# {shlex.join(setting.argv(1, 1) + [opts.hympi, 'info', '--json'])}  "
+                     "(what the build offers; ran before this line)")
+    try:
+        with open(outdir / COMMANDS, "a", encoding="utf-8") as log:
+            log.write("\n".join(lines) + "\n")
+    except OSError as err:
+        raise OutputError(f"cannot write in {outdir}: {err.strerror or err}") from None
+    if alloc is not None:
+        job = {"job_id": alloc.job_id, "restart_count": alloc.restart_count, "nodes": alloc.nodes,
+               "nodelist": alloc.nodelist, "cpus": alloc.cpus, "started": now_iso(),
+               "launcher": launcher, "srun_mpi": setting.srun_mpi}
+        rewrite_study(outdir, {**header, "slurm_jobs": list(header.get("slurm_jobs", [])) + [job]})
 
 
 def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Setting,
