@@ -37,9 +37,10 @@ build-mpich: deps
 	@[ -f build-mpich/CMakeCache.txt ] || cmake -S . -B build-mpich $(MPICH_FLAGS)
 	@cmake --build build-mpich -j $(JOBS)
 
-# The report test opens the study's report in headless Chromium.
+# The report test opens the study's report in headless Chromium; the Slurm
+# test (python/tests/test_slurm_cluster.py) runs Debian's Slurm and munge.
 deps-test:
-	@bash scripts/install-deps.sh chromium
+	@bash scripts/install-deps.sh chromium slurm
 
 python: deps
 	@bash scripts/setup-python.sh
