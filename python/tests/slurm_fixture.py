@@ -21,7 +21,7 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -75,7 +75,6 @@ class SlurmCluster:
     cpus_per_node: int
     link: str
     state_dir: Path = STATE_DIR
-    log: list[str] = field(default_factory=list)
 
     def exec(self, args: Sequence[str], timeout: float = 120, cwd: Path | str = ROOT,
              env: Mapping[str, str] | None = None, check: bool = False) -> subprocess.CompletedProcess:
@@ -84,7 +83,6 @@ class SlurmCluster:
         environment (default: this process's)."""
         proc = subprocess.run([str(SCRIPT), "exec", "--", *args], capture_output=True, text=True,
                               timeout=timeout, cwd=cwd, env=dict(env) if env is not None else None)
-        self.log.append(f"$ {' '.join(args)}\n-> {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(args)} exited {proc.returncode}:\n"
                                  f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
