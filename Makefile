@@ -37,9 +37,10 @@ build-mpich: deps
 	@[ -f build-mpich/CMakeCache.txt ] || cmake -S . -B build-mpich $(MPICH_FLAGS)
 	@cmake --build build-mpich -j $(JOBS)
 
-# The report test opens the study's report in headless Chromium.
+# The report test opens the study's report in headless Chromium; the Slurm
+# test (python/tests/test_slurm_cluster.py) runs Debian's Slurm and munge.
 deps-test:
-	@bash scripts/install-deps.sh chromium
+	@bash scripts/install-deps.sh chromium slurm
 
 python: deps
 	@bash scripts/setup-python.sh
@@ -55,8 +56,10 @@ test-mpich: build-mpich
 	cd build-mpich && ctest --output-on-failure -j 1
 
 # The study tests run the real native build: a missing one fails, not skips.
-test-python: build python deps-test
-	HYMPI_REQUIRE_NATIVE=1 .venv/bin/python -m pytest -q python/tests
+# As root the Slurm cluster test (scripts/slurm-cluster) must run too.
+test-python: build build-mpich python deps-test
+	HYMPI_REQUIRE_NATIVE=1 HYMPI_REQUIRE_SLURM=$$([ "$$(id -u)" -eq 0 ] && echo 1 || echo 0) \
+	  .venv/bin/python -m pytest -q python/tests
 
 # Runs every suite even when one fails, then fails if any did.
 test: build build-mpich python deps-test

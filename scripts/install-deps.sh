@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hympi needs, skipping what is installed.
-# Extra package names on the command line are added (make tsan: clang libomp-dev).
+# Extra package names on the command line are added (make tsan: clang libomp-dev);
+# the word "slurm" stands for Debian's Slurm and munge, which scripts/slurm-cluster
+# runs (make test installs them).
 # As root: one apt-get update, then a non-interactive install of what is
 # missing. Otherwise: prints the exact apt-get line and exits 1.
 set -euo pipefail
+
+extra=()
+for a in "$@"; do
+  case $a in
+    slurm) extra+=(slurmctld slurmd slurm-client munge) ;;   # scripts/slurm-cluster
+    *) extra+=("$a") ;;
+  esac
+done
 
 packages=(
   g++ gfortran make cmake git pkg-config python3 python3-venv
@@ -12,7 +22,7 @@ packages=(
   hwloc libhwloc-dev              # topology tools (hwloc-ls, hwloc-bind)
   nlohmann-json3-dev              # JSON output
   libgtest-dev                    # unit tests
-  "$@"
+  ${extra[@]+"${extra[@]}"}
 )
 
 missing=()
