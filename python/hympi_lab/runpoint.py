@@ -130,6 +130,13 @@ def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
     except (OSError, json.JSONDecodeError) as err:
         return RunOutcome("failed", code, False, wall, tail, [], f"no readable JSON document: {err}")
     context = doc.get("context", {})
+    world = context.get("ranks")
+    if not point.app and isinstance(world, int) and world != point.ranks:
+        # Seen under srun with a PMI plugin of another MPI: MPICH starts
+        # every task as its own 1-rank job and exits 0.
+        return RunOutcome("failed", code, False, wall, tail, [],
+                          f"the run's MPI_COMM_WORLD has {world} rank(s), not {point.ranks}: the "
+                          "launcher started separate jobs (a PMI plugin that does not match the MPI?)")
     records = []
     if point.step == "info":
         rest = {k: v for k, v in doc.items() if k != "context"}

@@ -136,7 +136,10 @@ def check_options(opts: StudyOptions) -> None:
 def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
     """What this build offers (schemes, kernels, benchmarks): `hympi info
     --json` at one rank, the whole document."""
-    argv = setting.argv(1, 1) + [hympi, "info", "--json"]
+    # Through srun at 2 ranks: a PMI plugin of another MPI can start each
+    # task as its own 1-rank job that exits 0 (MPICH), seen only in the size.
+    probe_ranks = 2 if setting.srun_mpi else 1
+    argv = setting.argv(probe_ranks, 1) + [hympi, "info", "--json"]
     env = dict(os.environ)
     env.update(setting.pure_env or setting.env)
     env["OMP_NUM_THREADS"] = "1"
@@ -159,11 +162,18 @@ def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
         raise InputError(f"'{shlex.join(argv)}' failed (exit {proc.returncode}): {' / '.join(tail)}"
                          + hint)
     try:
-        info = json.loads(proc.stdout)
+        # The first document: separate 1-rank jobs (see above) print one each.
+        info, _ = json.JSONDecoder().raw_decode(proc.stdout.lstrip())
         if not isinstance(info, dict) or not isinstance(info["schemes"], list):
             raise TypeError
     except (json.JSONDecodeError, KeyError, TypeError):
         raise InputError(f"'{shlex.join(argv)}' printed no scheme list") from None
+    world = info.get("context", {}).get("ranks") if isinstance(info.get("context"), dict) else None
+    if probe_ranks > 1 and world != probe_ranks:
+        raise InputError(f"'{shlex.join(argv)}' started {probe_ranks} separate MPI jobs, not one of "
+                         f"{probe_ranks} ranks (MPI_COMM_WORLD has {world}): srun --mpi="
+                         f"{setting.srun_mpi} does not match this build's MPI; SLURM_MPI_TYPE or "
+                         "--mpi (openmpi, mpich) chooses")
     return info
 
 

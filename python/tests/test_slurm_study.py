@@ -1,0 +1,200 @@
+"""The study under a real Slurm (Debian's slurmctld/slurmd 22.05 and munge)
+on 2 emulated nodes of 1 CPU each, joined by a shaped link
+(scripts/slurm-cluster; the cluster fixture is tests/slurm_fixture.py).
+
+What a user does on a cluster, as they do it:
+1. `sbatch -N 2 examples/slurm-study.sh` with the quick study: srun lines
+   with the PMI plugin of the build, the allocation recorded, the report.
+2. a study that hits its Slurm time limit keeps its points, and a third job
+   with `--resume DIR` finishes it without running a finished point again.
+3. `mpirun` inside an allocation (sbatch), with a hostfile of its nodes.
+4. faults: a layout larger than the allocation, --threads above the CPUs per
+   task, scancel during a run, a node lost mid-study.
+
+Root only (namespaces, daemons); skipped elsewhere unless
+HYMPI_REQUIRE_SLURM=1 makes a skip a failure (make test as root sets it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from slurm_fixture import slurm_cluster  # noqa: F401  (the fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / ".venv" / "bin" / "hympi-lab"
+pytestmark = pytest.mark.skipif(not LAB.exists(), reason="no .venv (scripts/setup-python.sh)")
+
+
+def sbatch(cluster, *args: str, env: dict[str, str] | None = None, timeout: float = 600):
+    """sbatch --wait ... from the repository; returns (job id, exit status, output)."""
+    export = "ALL" + "".join(f",{k}={v}" for k, v in (env or {}).items())
+    proc = cluster.exec(["sbatch", "--parsable", "--wait", f"--export={export}",
+                         f"--chdir={ROOT}", *args], timeout=timeout)
+    job = proc.stdout.strip().split(";")[0].splitlines()[0] if proc.stdout.strip() else ""
+    return job, proc.returncode, proc.stdout + proc.stderr
+
+
+def job_output(tmp: Path, job: str) -> str:
+    path = tmp / f"job-{job}.out"
+    return path.read_text(errors="replace") if path.exists() else "(no output file)"
+
+
+def results(outdir: Path) -> list[dict]:
+    return [json.loads(line) for line in (outdir / "results.jsonl").read_text().splitlines() if line]
+
+
+def ok_points(outdir: Path) -> list[str]:
+    return [r["point"] for r in results(outdir) if r.get("record") == "point" and r["status"] == "ok"]
+
+
+def test_study_through_srun_on_two_nodes(slurm_cluster, tmp_path):  # noqa: F811
+    out = tmp_path / "study"
+    job, code, text = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
+                             f"--output={tmp_path}/job-%j.out", "examples/slurm-study.sh",
+                             env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--quick"})
+    assert code == 0, text + job_output(tmp_path, job)
+    header = json.loads((out / "study.json").read_text())
+    jobs = header["slurm_jobs"]
+    assert [j["job_id"] for j in jobs] == [job]
+    assert jobs[0]["nodes"] == 2 and jobs[0]["srun_mpi"] == "pmix"
+    assert re.fullmatch(r"hympi-n\[0-1\]", jobs[0]["nodelist"]), jobs[0]
+    st = header["setting"]
+    assert (st["ranks"], st["threads"], st["nodes"], st["nodes_kind"]) == (2, 1, 2, "real")
+    log = (out / "commands.log").read_text()
+    assert f"start: Slurm job {job}" in log and "--mpi=pmix" in log
+    runs = [line for line in log.splitlines() if "bin/hympi" in line and not line.startswith("#")]
+    assert runs and all("srun --mpi=pmix" in r and "--cpu-bind=cores" in r and "--nodes=" in r
+                        for r in runs), runs[:3]
+    # The ranks really ran on both nodes.
+    info = [r for r in results(out) if r.get("step") == "info" and r.get("record") == "result"]
+    assert sorted(set(info[0]["context"]["hosts"])) == ["hympi-n0", "hympi-n1"]
+    assert not [p for p in results(out) if p.get("record") == "point" and p["status"] != "ok"]
+    html = (out / "report.html").read_text()
+    assert f"job {job}" in html and "hympi-n[0-1]" in html and "srun --mpi=pmix" in html
+
+
+def submit(cluster, tmp_path: Path, *args: str, env: dict[str, str]) -> str:
+    """sbatch without --wait; the job id."""
+    export = "ALL" + "".join(f",{k}={v}" for k, v in env.items())
+    proc = cluster.exec(["sbatch", "--parsable", "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
+                         f"--chdir={ROOT}", f"--output={tmp_path}/job-%j.out", f"--export={export}",
+                         *args], timeout=60)
+    job = proc.stdout.strip().split(";")[0]
+    assert proc.returncode == 0 and job, proc.stderr
+    return job
+
+
+def wait_for_points(outdir: Path, count: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if (outdir / "results.jsonl").exists() and len(ok_points(outdir)) >= count:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{outdir}: fewer than {count} points after {timeout_s} s")
+
+
+def wait_for_end(cluster, job: str, timeout_s: float) -> str:
+    """Waits until the job left the queue; its final state (scontrol keeps it a while)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        proc = cluster.exec(["scontrol", "-o", "show", "job", job], timeout=30)
+        state = re.search(r"JobState=(\S+)", proc.stdout)
+        if state and state.group(1) not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+            return state.group(1)
+        time.sleep(1)
+    raise AssertionError(f"job {job} still in the queue after {timeout_s} s")
+
+
+def test_time_limit_then_resume_runs_no_point_twice(slurm_cluster, tmp_path):  # noqa: F811
+    out = tmp_path / "study"
+    job = submit(slurm_cluster, tmp_path, "examples/slurm-study.sh",
+                 env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--no-report"})
+    # Once it measured a few points, its time limit becomes 1 s: Slurm ends
+    # it at its next check of the limits (every 30 s), SIGTERM then SIGKILL
+    # after KillWait, as at the end of a real limit, with the default
+    # level's runs still to do.
+    wait_for_points(out, 3, 180)
+    slurm_cluster.exec(["scontrol", "update", f"JobId={job}", "TimeLimit=0:01"], timeout=30)
+    assert wait_for_end(slurm_cluster, job, 120) == "TIMEOUT"
+    first = job_output(tmp_path, job)
+    assert "stopped by SIGTERM" in first, first[-2000:]
+    done_before = ok_points(out)
+    job2, code2, text2 = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
+                                f"--output={tmp_path}/job-%j.out", "examples/slurm-study.sh",
+                                env={"HYMPI_STUDY_ARGS": f"--resume {out}"})
+    assert code2 == 0, text2 + job_output(tmp_path, job2)
+    after = ok_points(out)
+    assert len(after) == len(set(after)), "a point was recorded twice"
+    assert set(done_before) < set(after)
+    log = (out / "commands.log").read_text()
+    resumed = log.split(f"start: Slurm job {job2}")[1]
+    again = [p for p in done_before if re.search(rf"^# \S+ {re.escape(p)}$", resumed, re.M)]
+    assert not again, f"ran again after the resume: {again}"
+    header = json.loads((out / "study.json").read_text())
+    assert [j["job_id"] for j in header["slurm_jobs"]] == [job, job2]
+    assert (out / "report.html").exists()
+
+
+def test_mpirun_inside_the_allocation_with_a_hostfile(slurm_cluster, tmp_path):  # noqa: F811
+    hosts = tmp_path / "hosts"
+    hosts.write_text("hympi-n0 slots=1\nhympi-n1 slots=1\n")
+    out = tmp_path / "study"
+    cmd = (f"{LAB} study --quick --steps info,internode --launcher mpirun --hostfile {hosts} "
+           f"--ranks 2 --threads 1 --no-report --out {out}")
+    job, code, text = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
+                             f"--output={tmp_path}/job-%j.out", "--wrap", cmd)
+    assert code == 0, text + job_output(tmp_path, job)
+    info = [r for r in results(out) if r.get("step") == "info" and r.get("record") == "result"]
+    assert sorted(set(info[0]["context"]["hosts"])) == ["hympi-n0", "hympi-n1"]
+    assert "mpirun" in (out / "commands.log").read_text()
+
+
+@pytest.mark.parametrize("layout, message", [
+    (["--ranks", "4", "--threads", "1"], "needs 4 CPUs"),
+    (["--ranks", "2", "--threads", "2"], "more than the 1 CPUs per task"),
+])
+def test_a_layout_the_allocation_cannot_hold_is_refused(slurm_cluster, tmp_path, layout, message):  # noqa: F811
+    cmd = f"{LAB} study --quick --launcher srun {' '.join(layout)} --out {tmp_path / 'study'}"
+    job, code, text = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
+                             f"--output={tmp_path}/job-%j.out", "--wrap", cmd, timeout=120)
+    output = job_output(tmp_path, job)
+    assert code != 0 and message in output, output
+    assert "Traceback" not in output and not (tmp_path / "study" / "results.jsonl").exists()
+
+
+def test_scancel_during_a_run_keeps_the_points(slurm_cluster, tmp_path):  # noqa: F811
+    out = tmp_path / "study"
+    job = submit(slurm_cluster, tmp_path, "examples/slurm-study.sh",
+                 env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--quick --no-report"})
+    wait_for_points(out, 3, 180)
+    slurm_cluster.exec(["scancel", job], timeout=30)
+    assert wait_for_end(slurm_cluster, job, 60) == "CANCELLED"
+    output = job_output(tmp_path, job)
+    assert "stopped by SIGTERM" in output, output[-2000:]
+    assert len(ok_points(out)) >= 3
+    # The file ends on a whole point (a killed run leaves no half line).
+    assert (out / "results.jsonl").read_text().endswith("\n")
+
+
+@pytest.mark.parametrize("mpi, plugin, message", [
+    # Open MPI under PMI-2 dies in MPI_Init; MPICH under PMIx starts every
+    # task as its own 1-rank job and exits 0, which only the size shows.
+    ("openmpi", "pmi2", "could not start this build"),
+    ("mpich", "pmix", "separate MPI jobs"),
+])
+def test_an_mpi_srun_cannot_start_is_refused_before_any_run(slurm_cluster, tmp_path, mpi, plugin,  # noqa: F811
+                                                            message):
+    out = tmp_path / "study"
+    job, code, text = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
+                             f"--output={tmp_path}/job-%j.out", "examples/slurm-study.sh", timeout=180,
+                             env={"HYMPI_STUDY_OUT": str(out), "HYMPI_MPI": mpi, "SLURM_MPI_TYPE": plugin,
+                                  "HYMPI_STUDY_ARGS": "--quick"})
+    output = job_output(tmp_path, job)
+    assert code != 0 and message in output, output[-3000:]
+    assert "Traceback" not in output and not (out / "results.jsonl").exists()
