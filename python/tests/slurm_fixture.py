@@ -60,13 +60,16 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(f"no Slurm cluster: {reason}")
 
 
-def alive(pid: int) -> bool:
-    """True if PID runs (a zombie does not count)."""
+def alive(pid: int, comm: str | None = None) -> bool:
+    """True if PID runs (a zombie does not count) and, if comm is given, is
+    that program."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+        return False
+    return comm is None or stat[stat.index("(") + 1:stat.rindex(")")] == comm
 
 
 @dataclass
@@ -154,10 +157,20 @@ class SlurmCluster:
                 pids[name] = int(pid)
         return pids
 
+    def running_daemons(self) -> dict[str, int]:
+        """The recorded daemons that still run (name -> PID)."""
+        return {name: pid for name, pid in self.daemon_pids().items()
+                if alive(pid, "slurmd" if name.startswith("slurmd-") else name)}
+
 
 def start_cluster(nodes: int = 2, cpus_per_node: int = 1, link: str = "1gbit",
                   timeout: float = 90) -> SlurmCluster:
-    if STATE_DIR.exists():   # left by a run that was killed
+    if STATE_DIR.exists():
+        running = SlurmCluster([], 0, "").running_daemons()
+        if running:   # someone else's cluster (another test run, or by hand): not ours to remove
+            raise AssertionError(f"a Slurm cluster is already up and running ({STATE_DIR}, daemons {running}); "
+                                 "one per machine: wait for it, or remove it with scripts/slurm-cluster down")
+        # left by a run that was killed: its daemons are gone
         subprocess.run([str(SCRIPT), "down"], capture_output=True, text=True, timeout=120)
     proc = subprocess.run([str(SCRIPT), "up", "--nodes", str(nodes), "--cpus-per-node", str(cpus_per_node),
                            "--link", link, "--timeout", str(int(timeout))],
