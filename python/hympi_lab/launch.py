@@ -221,6 +221,7 @@ class EmulatedCluster:
         if not self.script.is_file():
             raise InputError(f"--emulated-nodes needs {self.script}, which is missing")
         self.opts = opts
+        self.is_up = False
         self.per_node = setting.ranks // opts.emulated_nodes
         cpus = max(1, setting.cores // opts.emulated_nodes)
         self.up_argv = [str(self.script), "up", "--nodes", str(opts.emulated_nodes),
@@ -236,6 +237,11 @@ class EmulatedCluster:
         proc = subprocess.run(self.up_argv, capture_output=True, text=True)
         if proc.returncode != 0:
             raise InputError(f"emulated cluster did not come up: {proc.stderr.strip()[-300:]}")
+        self.is_up = True
 
     def down(self) -> None:
-        subprocess.run([str(self.script), "down"], capture_output=True, text=True)
+        """Takes down the cluster this study brought up, and only that: after
+        a failed up (one already up, e.g. scripts/slurm-cluster's) nothing."""
+        if self.is_up:
+            subprocess.run([str(self.script), "down"], capture_output=True, text=True)
+            self.is_up = False

@@ -34,7 +34,7 @@ from .plan import (LEVELS, Point, benchmark_skips, build_plan, estimate_s, kerne
                    steps_of)
 from .results import now_iso
 from .runpoint import RunOutcome, point_status_line, run_point
-from .slurm import allocation
+from .slurm import allocation, job_ending
 from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, append_lines, load_results,
                        load_study, prepare_outdir, rewrite_results, rewrite_study)
 
@@ -286,10 +286,20 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
     # running MPI job is ended and what was measured stays.
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     spent: dict[str, list[float]] = {}
+    in_job = bool(os.environ.get("SLURM_JOB_ID"))
     try:
         for i, point in enumerate(todo):
             progress.start(point)
             outcome = run_point(point, setting, opts.hympi, outdir, timeout_s)
+            ending = job_ending(outcome.stderr_tail) if outcome.status != "ok" and in_job else ""
+            if ending:
+                # Not this point's failure: the allocation is going away.
+                # It stays unmeasured, and --resume (or a requeue) runs it.
+                progress.close()
+                print(f"\nhympi-lab study: the Slurm job is ending ({ending}); what was "
+                      f"measured is kept in {results_path}.\nResume with: hympi-lab study "
+                      f"--resume {outdir}", file=out, flush=True)
+                return 143
             append_lines(results_path, outcome.records +
                          [point_status_line(point, outcome, setting.launch(point.cores_per_rank)[1])])
             spent.setdefault(point.step, []).append(outcome.wall_s)

@@ -125,7 +125,7 @@ class SlurmCluster:
     def job(self, job_id: str) -> dict[str, str]:
         """scontrol show job: every Key=Value of the job (JobState, ExitCode,
         NodeList, Restarts, Reason, ...). Kept MinJobAge = 600 s after it ends."""
-        out = self.exec(["scontrol", "show", "job", "-o", str(job_id)], timeout=30, check=True).stdout
+        out = self.exec(["scontrol", "show", "job", "-o", str(job_id)], timeout=90, check=True).stdout
         return dict(re.findall(r"(\w+)=(\S*)", out))
 
     def wait_job(self, job_id: str, timeout: float = 120) -> dict[str, str]:
