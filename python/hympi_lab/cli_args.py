@@ -32,7 +32,7 @@ class Parser(argparse.ArgumentParser):
 
     def _print_message(self, message: str, file: Optional[IO[str]] = None) -> None:
         # argparse swallows OSError here: --help to a full disk would exit 0
-        # having written nothing. Let it reach main(), which says so (exit 1).
+        # having written nothing. Let it reach main(), which says so (exit 4).
         if message:
             (file or sys.stdout).write(message)
 

@@ -29,9 +29,10 @@ def add_study(sub: Subparsers) -> None:
                        "machine or allocation, appending each measurement to "
                        "DIR/results.jsonl as it is made, then fits the model and writes "
                        "DIR/report.html. Exit 0: all runs succeeded; 1: some failed (listed); "
-                       "2: bad input; 130: interrupted by Ctrl-C, 143: stopped by SIGTERM (a Slurm time "
-                       "limit or scancel); resume either with --resume DIR. Inside a Slurm job that was "
-                       "requeued, the same --out DIR resumes by itself.")
+                       "2: bad input; 4: a file could not be written; 130: interrupted by Ctrl-C, "
+                       "143: stopped by SIGTERM (a Slurm time limit or scancel); resume either with "
+                       "--resume DIR. Inside a Slurm job that was requeued, the same --out DIR resumes "
+                       "by itself (docs/exit-codes.md).")
     p.add_argument("--out", metavar="DIR", help="new study directory (default results/study-<UTC time>)")
     p.add_argument("--resume", metavar="DIR", help="continue the study in DIR: run only what is missing")
     level = p.add_mutually_exclusive_group()
@@ -193,6 +194,9 @@ def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
     from .report import check_study_dir
 
     outdir = check_study_dir(args.dir)
+    if args.json and args.json != "-":
+        from .atomic import check_target
+        check_target(args.json)  # before the projection's seconds, not after
     if args.output:
         from . import plotting  # matplotlib loads only when a plot is asked for
         plotting.check_outputs(args.output)
