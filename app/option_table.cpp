@@ -318,8 +318,8 @@ std::string bench_help(const std::string& name) {
   Options o;
   o.bench.name = name;
   const std::string sizes =
-      "Sizes are bytes, optionally with a suffix: kB, MB, GB (10^3, 10^6, 10^9) or\n"
-      "KiB, MiB, GiB. ";
+      "Sizes are bytes: a number (65536, 1.5, 1e6) with an optional unit B, k or kB,\n"
+      "M or MB, G or GB (10^3, 10^6, 10^9), KiB, MiB, GiB (docs/units.md). ";
   const std::string times = "Times are the maximum over ranks, reported as min / median / max.\n";
   if (const bench::Benchmark* b = bench::find_benchmark(name)) {
     bool takes_bytes = false;
