@@ -31,8 +31,7 @@ from .machine import Machine, detect_machine
 from . import buildinfo
 from .buildinfo import Info
 from .options import NAME_PATTERN, StudyOptions, app_problems
-from .plan import (LEVELS, Point, benchmark_skips, build_plan, estimate_s, kernels_of, name_problems,
-                   steps_of)
+from .plan import LEVELS, Point, build_plan, dropped, estimate_s, kernels_of, name_problems, steps_of
 from .results import now_iso
 from .runpoint import RunOutcome, point_status_line, run_point
 from .slurm import allocation, job_ending
@@ -408,9 +407,8 @@ def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Sett
                      "oversubscribed, timings cannot separate the schemes")
     if resume:
         lines.append(f"# resume: {len(plan) - len(todo)} of {len(plan)} points already measured, skipped")
-    for bench, why in benchmark_skips(opts, setting, info):
-        if why:
-            lines.append(f"# skipped: step {bench['name']} {why}")
+    for what, why in dropped(opts, setting, info):
+        lines.append(f"# skipped: {what}: {why}")
     lines.append(f"# plan: {len(todo)} runs ("
                  + ", ".join(f"{s} {c}" for s, c in steps.items()) + f"), about {_clock(estimate)}")
     print("\n".join(lines), file=out, flush=True)

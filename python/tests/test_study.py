@@ -280,7 +280,20 @@ def test_resume_of_another_schema_version(tmp_path, capsys):
 
 
 def test_resume_with_other_options(tmp_path, capsys):
-    assert "give no other study options" in _bad(["study", "--resume", str(tmp_path), "--quick"], capsys)
+    assert "--quick cannot apply with --resume" in _bad(["study", "--resume", str(tmp_path), "--quick"], capsys)
+    for flag, value in (("--run-timeout", "5"), ("--link", "10mbit")):
+        assert f"{flag} cannot apply with --resume" in _bad(["study", "--resume", str(tmp_path), flag, value],
+                                                             capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--link", "10mbit"], "--link applies to an emulated cluster only"),
+    (["--app-name", "heat"], "--app-name names the program of --app"),
+    (["--hostfile", "/etc/hostname", "--launcher", "srun"], "--hostfile cannot apply with --launcher srun"),
+])
+def test_an_option_that_cannot_apply_is_named(argv, message, tmp_path, capsys):
+    assert message in _bad(["study", "--quick", "--out", str(tmp_path / "s"), *argv], capsys)
+    assert not (tmp_path / "s").exists()
 
 
 def test_out_holding_another_study_or_files(tmp_path, capsys):
@@ -295,7 +308,7 @@ def test_out_holding_another_study_or_files(tmp_path, capsys):
 def test_out_not_writable(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert "not writable" in _bad(["study", "--quick", "--out", str(blocker / "sub")], capsys)
+    assert f"{blocker} is not a directory" in _bad(["study", "--quick", "--out", str(blocker / "sub")], capsys)
 
 
 def test_bad_layouts_and_launchers(tmp_path, capsys):
