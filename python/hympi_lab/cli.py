@@ -31,13 +31,17 @@ from .errors import (EXIT_INTERRUPTED, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, InputEr
 
 __all__ = ["PROG", "build_parser", "main"]
 
-EPILOG = ("Exit codes: 0 done, 1 a study's run failed, 2 bad input, 4 a file or standard output "
-          "could not be written, 130 interrupted (docs/exit-codes.md).")
+# Laid out by hand (RawDescriptionHelpFormatter): argparse would break the
+# file name at its hyphen.
+DESCRIPTION = ("Performance model, fits and advice for hybrid MPI+OpenMP schemes (the equations\n"
+               "of the hympi seed papers).")
+EPILOG = ("exit codes: 0 done, 1 a study's run failed, 2 bad input, 4 a file or standard\n"
+          "output could not be written, 130 interrupted, 143 terminated (docs/exit-codes.md).")
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog=PROG, description="Performance model, fits and advice for hybrid "
-                    "MPI+OpenMP schemes (the equations of the hympi seed papers).", epilog=EPILOG)
+    parser = Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (add_model, add_fit, add_advise, add_plot, add_study, add_report, add_project, add_trace):
