@@ -423,9 +423,9 @@ def test_study_on_the_emulated_cluster(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
-def test_a_full_disk_stops_cleanly_and_keeps_whole_points(tmp_path):
-    """On a 300 kB tmpfs the b_eff records do not fit: the study says so, exits 1,
-    keeps the points before, leaves no torn line and no temporary file."""
+def test_a_disk_without_room_for_the_study_is_refused_before_any_run(tmp_path):
+    """On a 300 kB tmpfs the study's runs do not fit: the check before the
+    runs says so (exit 2), nothing is measured, no temporary file is left."""
     mnt = tmp_path / "small"
     mnt.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)]).returncode:
@@ -434,11 +434,48 @@ def test_a_full_disk_stops_cleanly_and_keeps_whole_points(tmp_path):
         outdir = mnt / "s"
         proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2",
                         "--steps", "info,beff,pack", "--out", str(outdir)])
-        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert re.search(r"MiB free, the study's 3 runs and report need up to \d+ MiB", proc.stderr)
+        assert "Traceback" not in proc.stderr and not (outdir / "results.jsonl").exists()
+        assert not list(mnt.rglob("*.tmp"))
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+@pytest.mark.parametrize("fill_at", ["info", "pack"])
+def test_a_disk_filled_during_the_study_stops_it_cleanly_and_keeps_whole_points(tmp_path, fill_at):
+    """Another program fills the disk while the study runs (here: a hympi
+    that fills it before its run of `fill_at`): the study says so in one
+    line, exits 4, keeps whole points only and leaves no temporary file.
+    Filled before the first point, results.jsonl cannot take its lines: the
+    study stops with its --resume line. Filled before the last, its run
+    fails (hympi cannot write its document), its status line still fits,
+    and the report cannot be written."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    words = ("info --threads" if fill_at == "info" else "bench pack").split()
+    wrapper = tmp_path / "hympi"
+    wrapper.write_text("#!/bin/sh\n"
+                       f'if [ "$1" = {words[0]} ] && [ "$2" = {words[1]} ]; then '
+                       f'cat /dev/zero > "{mnt}/filler" 2>/dev/null; fi\n'
+                       f'exec "{ROOT / "build" / "bin" / "hympi"}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    try:
+        outdir = mnt / "s"
+        proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "1", "--steps", "info,pack",
+                        "--hympi", str(wrapper), "--out", str(outdir)])
+        assert proc.returncode == 4, proc.stdout + proc.stderr
         assert "No space left on device" in proc.stdout and "Traceback" not in proc.stderr
-        assert f"resume with: hympi-lab study --resume {outdir}" in proc.stdout
-        records = lines(outdir / "results.jsonl")  # every line whole JSON
-        assert any(r["record"] == "point" and r["point"] == "info" for r in records)
+        if fill_at == "info":
+            assert f"resume with: hympi-lab study --resume {outdir}" in proc.stdout
+        else:
+            assert "the report could not be written: cannot write" in proc.stdout
+            status = {r["point"]: r["status"] for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
+            assert status == {"info": "ok", "pack": "failed"}
+        lines(outdir / "results.jsonl")  # every line whole JSON
         assert not list(mnt.rglob("*.tmp"))
     finally:
         subprocess.run(["umount", str(mnt)])
