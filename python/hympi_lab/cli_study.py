@@ -36,7 +36,7 @@ def add_study(sub: Subparsers) -> None:
     p.add_argument("--out", metavar="DIR", help="new study directory (default results/study-<UTC time>)")
     p.add_argument("--resume", metavar="DIR", help="continue the study in DIR: run only what is missing")
     level = p.add_mutually_exclusive_group()
-    level.add_argument("--quick", action="store_true", help="small sizes (a smoke test, ~1 minute)")
+    level.add_argument("--quick", action="store_true", help="small sizes (a smoke test: well under a minute of runs, then the report)")
     level.add_argument("--full", action="store_true", help="the papers' sizes (long)")
     p.add_argument("--mpi", choices=("openmpi", "mpich"), help="MPI library of the hympi build (default openmpi)")
     p.add_argument("--launcher", choices=("mpirun", "mpiexec", "srun"),

@@ -17,8 +17,9 @@ from .buildinfo import Info
 from .launch import Setting
 from .options import StudyOptions, app_kernel, app_words
 
-# Sizes of each level of detail: chosen so the default study takes about
-# two minutes on a 2-core machine, --quick well under a minute, and --full
+# Sizes of each level of detail: chosen so the default study's runs take
+# about a minute and a half on a 2-core machine, --quick's well under a
+# minute, and --full
 # the papers' sizes (8 MB b_eff messages, 2 and 16 MB inter-node messages).
 LEVELS: dict[str, dict[str, Any]] = {
     "quick": {"lmax": 65536, "repeat": 2, "faces": [16, 48], "sizes": [65536],
