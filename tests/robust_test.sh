@@ -139,6 +139,12 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/real/target.jso
 # gives the full-disk error and stays a character device.
 check dev-full 4 "cannot write /dev/full: No space left on device" 2 "${J[@]}" --json /dev/full
 [ -c /dev/full ] || fail "dev-full: /dev/full is no longer a character device"
+# A directory given as a file, a file given as a directory: refused before the run.
+check json-is-dir 2 "--json '$tmp': is a directory" 2 "${J[@]}" --json "$tmp"
+check json-under-file 2 "--json '$tmp/cgok.json/x.json': cannot be opened for writing ($tmp/cgok.json is not a directory)" 2 \
+  "${J[@]}" --json "$tmp/cgok.json/x.json"
+check trace-under-file 2 "--trace '$tmp/cgok.json/t.json': cannot be opened for writing" 2 \
+  "${J[@]}" --trace "$tmp/cgok.json/t.json"
 
 # The table on standard output on a full disk, hympi started alone (under
 # mpirun, mpirun itself writes the ranks' output and drops a failed write):
