@@ -298,8 +298,9 @@ std::string solve_help() {
   SolveSeen seen;
   return "usage: hympi solve --kernel K --grid NXxNYxNZ [options]\n"
          "\n"
-         "Runs kernel K on the reference problem (SYSTEM.md) under a hybrid scheme and\n"
-         "reports checksum and l2 of the final field, time and a per-thread breakdown.\n"
+         "Runs kernel K on the reference problem (docs/reference-problem.md) under a\n"
+         "hybrid scheme and reports checksum and l2 of the final field, time and a\n"
+         "per-thread breakdown.\n"
          "\n" +
          help_lines(solve_options(o, seen));
 }
@@ -318,8 +319,8 @@ std::string bench_help(const std::string& name) {
   Options o;
   o.bench.name = name;
   const std::string sizes =
-      "Sizes are bytes, optionally with a suffix: kB, MB, GB (10^3, 10^6, 10^9) or\n"
-      "KiB, MiB, GiB. ";
+      "Sizes are bytes: a number (65536, 1.5, 1e6) with an optional unit B, k or kB,\n"
+      "M or MB, G or GB (10^3, 10^6, 10^9), KiB, MiB, GiB (docs/units.md). ";
   const std::string times = "Times are the maximum over ranks, reported as min / median / max.\n";
   if (const bench::Benchmark* b = bench::find_benchmark(name)) {
     bool takes_bytes = false;
@@ -332,7 +333,7 @@ std::string bench_help(const std::string& name) {
   std::string s =
       "usage: hympi bench <benchmark> [options]\n"
       "\n"
-      "Communication benchmarks (SYSTEM.md, \"Benchmarks\"); hympi bench <benchmark> --help\n"
+      "Communication benchmarks (docs/bench.md); hympi bench <benchmark> --help\n"
       "shows a benchmark's options.\n"
       "\n"
       "benchmarks:\n";

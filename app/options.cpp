@@ -50,7 +50,11 @@ std::string main_usage() {
          "  info    schemes, kernels, MPI library, thread level, node map, thread CPUs\n"
          "  bench   communication benchmarks: beff, cyclic3d, internode, ratio, overlap, pack\n"
          "\n"
-         "hympi <command> --help shows the options of a command; hympi --version the version.\n";
+         "hympi <command> --help shows the options of a command; hympi --version the version.\n"
+         "\n"
+         "exit codes: 0 done, 1 a run failed after it started, 2 bad input (nothing ran),\n"
+         "3 cg did not converge (results written), 4 a result file or standard output could\n"
+         "not be written (docs/exit-codes.md).\n";
 }
 
 namespace {
@@ -258,7 +262,7 @@ int threads_from_environment(std::string* warning) {
   if (parse_int(first.substr(lead), 1, 1024, v)) return static_cast<int>(v);
   if (warning)
     *warning = std::string("OMP_NUM_THREADS='") + env +
-               "' is not a thread count (1-1024); using 1 thread per rank (--threads N sets it)";
+               "' is not a thread count (accepted 1 .. 1024); using 1 thread per rank (--threads N sets it)";
   return 1;
 }
 

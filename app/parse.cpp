@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -39,27 +40,63 @@ bool parse_double(const std::string& text, double& out) {
 }
 
 ByteParse parse_bytes_checked(const std::string& text, long long& out) {
-  static const std::pair<const char*, long long> suffixes[] = {
+  // The grammar of docs/units.md, the same as hympi-lab's (cli_args.byte_count):
+  // a decimal number without sign (1, 1.5, 1e6, 2.5e3) and an optional unit.
+  static const std::pair<const char*, long long> units[] = {
       {"KiB", 1LL << 10}, {"MiB", 1LL << 20}, {"GiB", 1LL << 30}, {"kB", 1000}, {"MB", 1000000},
-      {"GB", 1000000000}, {"k", 1000}, {"M", 1000000}, {"G", 1000000000}};
-  std::string digits = text;
+      {"GB", 1000000000}, {"k", 1000}, {"M", 1000000}, {"G", 1000000000}, {"B", 1}};
+  std::string number = text;
   long long unit = 1;
-  for (const auto& [suffix, factor] : suffixes) {
+  for (const auto& [suffix, factor] : units) {
     const std::string sfx = suffix;
     if (text.size() > sfx.size() && text.compare(text.size() - sfx.size(), sfx.size(), sfx) == 0) {
-      digits = text.substr(0, text.size() - sfx.size());
+      number = text.substr(0, text.size() - sfx.size());
       unit = factor;
       break;
     }
   }
-  if (digits.empty() || digits[0] == '+' || digits[0] == '-') return ByteParse::Malformed;
-  long long v = 0;
-  // Any digit string is a number; whether it is in range is the next question.
-  if (!parse_int(digits, 0, std::numeric_limits<long long>::max(), v))
-    return digits.find_first_not_of("0123456789") == std::string::npos ? ByteParse::OutOfRange
-                                                                         : ByteParse::Malformed;
-  if (v < 1 || v > kMaxBytes / unit) return ByteParse::OutOfRange;
-  out = v * unit;
+  // digits [. digits] [e|E [+|-] digits], exact: the mantissa as an integer
+  // and a power of ten, so 1.5MB is 1500000 with no rounding.
+  std::size_t i = 0;
+  __int128 mantissa = 0;
+  int digits = 0, scale = 0;
+  bool big = false;  // more digits than any byte count has: out of range
+  auto digit = [&](char c, bool fraction) {
+    if (mantissa >= static_cast<__int128>(100000000000000000LL) * 1000) {
+      big = true;
+      return;
+    }
+    mantissa = mantissa * 10 + (c - '0');
+    if (fraction) --scale;
+  };
+  for (; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i, ++digits) digit(number[i], false);
+  if (i < number.size() && number[i] == '.') {
+    for (++i; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i, ++digits) digit(number[i], true);
+  }
+  if (digits == 0) return ByteParse::Malformed;
+  if (i < number.size() && (number[i] == 'e' || number[i] == 'E')) {
+    ++i;
+    const int sign = i < number.size() && (number[i] == '-' || number[i] == '+') ? (number[i++] == '-' ? -1 : 1) : 1;
+    int exponent = 0, exp_digits = 0;
+    for (; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i, ++exp_digits)
+      exponent = std::min(exponent * 10 + (number[i] - '0'), 10000);
+    if (exp_digits == 0) return ByteParse::Malformed;
+    scale += sign * exponent;
+  }
+  if (i != number.size()) return ByteParse::Malformed;
+  if (mantissa == 0) return ByteParse::OutOfRange;
+  if (big || scale > 40) return ByteParse::OutOfRange;
+  __int128 value = mantissa * unit;
+  for (; scale > 0; --scale) {
+    value *= 10;
+    if (value > kMaxBytes) return ByteParse::OutOfRange;
+  }
+  for (; scale < 0; ++scale) {
+    if (value % 10 != 0) return value < 10 * kMaxBytes ? ByteParse::Malformed : ByteParse::OutOfRange;
+    value /= 10;
+  }
+  if (value < 1 || value > kMaxBytes) return ByteParse::OutOfRange;
+  out = static_cast<long long>(value);
   return ByteParse::Ok;
 }
 
@@ -159,7 +196,8 @@ std::string unknown_scheme_message(const std::string& name) {
 
 std::vector<std::string> check_threads_and_nodes(int threads, int ranks_per_node, int ranks) {
   std::vector<std::string> e;
-  if (threads < 1 || threads > 1024) e.push_back("--threads must be between 1 and 1024");
+  if (threads < 1 || threads > 1024)
+    e.push_back("--threads " + std::to_string(threads) + " is out of range: accepted 1 .. 1024");
   if (ranks_per_node > 0 && ranks % ranks_per_node)
     e.push_back("--ranks-per-node " + std::to_string(ranks_per_node) + " does not divide the " +
                 std::to_string(ranks) + " ranks");

@@ -36,10 +36,12 @@ bool parse_double(const std::string& text, double& out);
 enum class GridKind { Points, Processes };  // --grid NXxNYxNZ, --proc-grid PXxPYxPZ
 bool parse_grid(const std::string& text, std::array<int, 3>& out, std::string& why,
                 GridKind kind = GridKind::Points);
-// A byte count: digits (no sign) with an optional suffix kB or k (10^3), MB
-// or M (10^6), GB or G (10^9), KiB (2^10), MiB (2^20), GiB (2^30); the value
-// must lie in 1 .. 2^30 (1GiB and 1GB are accepted, 2GB is not). Every
-// byte-valued option of hympi bench parses with this (commbench/driver.cpp).
+// A byte count (docs/units.md, the same grammar as hympi-lab's): a decimal
+// number without sign (4096, 1.5, 1e6, 2.5e3) and an optional unit: B, k or
+// kB (10^3), M or MB (10^6), G or GB (10^9), KiB (2^10), MiB (2^20), GiB
+// (2^30). The bytes must come out whole (1.5B is refused), and in
+// 1 .. 2^30 (1GiB and 1GB are accepted, 2GB is not). Every byte-valued
+// option of hympi bench parses with this (commbench/driver.cpp).
 bool parse_bytes(const std::string& text, long long& out);
 // The same, saying why not: not a byte count at all, or one out of 1 .. 2^30.
 enum class ByteParse { Ok, Malformed, OutOfRange };

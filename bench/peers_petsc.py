@@ -1,6 +1,6 @@
 """The PETSc side of bench/peers.py, run under mpirun (one process per rank).
 
-The same problem as `hympi solve` (SYSTEM.md's reference problem), set up
+The same problem as `hympi solve` (docs/reference-problem.md), set up
 the way a PETSc user would: a 3-D DMDA (star stencil, width 1, one dof,
 DM_BOUNDARY_NONE = homogeneous Dirichlet outside the grid), the matrix from
 DMCreateMatrix (AIJ), the 7-point operator A = 6 x - S(x) inserted row by row

@@ -24,7 +24,7 @@ std::string schemes_taking_reserved() {
 // The thread rules the scheme declares in its SchemeInfo.
 void check_threads(const DomainConfig& c, std::vector<std::string>& errors) {
   if (c.threads < 1 || c.threads > 1024)
-    errors.push_back("`threads` must be between 1 and 1024 (got " + std::to_string(c.threads) + ")");
+    errors.push_back("`threads` " + std::to_string(c.threads) + " is out of range: accepted 1 .. 1024");
   if (!c.scheme) {
     errors.push_back("no scheme given (one of: " + scheme_names() + ")");
     return;
@@ -89,10 +89,9 @@ std::vector<std::string> validate_domain(const DomainConfig& c, int ranks,
   const bool grid_ok = c.grid[0] >= 1 && c.grid[1] >= 1 && c.grid[2] >= 1;
   if (!grid_ok) errors.push_back("`grid` dimensions must be positive integers");
   if (c.halo < 1 || c.halo > 64)
-    errors.push_back("`halo` must be between 1 and 64 (got " + std::to_string(c.halo) + ")");
+    errors.push_back("`halo` " + std::to_string(c.halo) + " is out of range: accepted 1 .. 64");
   if (c.halo_depth < 1 || c.halo_depth > 64)
-    errors.push_back("`halo_depth` must be between 1 and 64 (got " +
-                     std::to_string(c.halo_depth) + ")");
+    errors.push_back("`halo_depth` " + std::to_string(c.halo_depth) + " is out of range: accepted 1 .. 64");
   check_threads(c, errors);
   bool rpn_ok = true;
   if (c.ranks_per_node < 0 || (c.ranks_per_node > 0 && ranks % c.ranks_per_node != 0)) {

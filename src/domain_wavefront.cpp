@@ -40,7 +40,7 @@ int forced_tile_rows(MPI_Comm comm, int rank) {
     static std::once_flag warned;
     std::call_once(warned, [&] {
       std::fprintf(stderr,
-                   "hympi: HYMPI_WAVEFRONT_TILE_ROWS='%s' is not a number of rows (1-1000000) on "
+                   "hympi: HYMPI_WAVEFRONT_TILE_ROWS='%s' is not a number of rows (accepted 1 .. 1000000) on "
                    "%d rank(s); ignored there, the tile height is measured\n",
                    rows, unusable_ranks);
     });

@@ -92,7 +92,7 @@ check info-help 0 "usage: hympi info" 2 info --help
 check info-text 0 "multiple-own" 2 info --threads 2
 check pure-mpi 0 "= pure MPI (class 1)" 2 solve --kernel jacobi --grid 8^3 --threads 1
 
-# info --json: the schemes list as SYSTEM.md describes it.
+# info --json: the schemes list as docs/json-schema.md describes it.
 check info-json 0 "" 2 info --json "$tmp/info.json" --ranks-per-node 1
 python3 - "$tmp/info.json" <<'PY' || fail "info-json content"
 import json, sys

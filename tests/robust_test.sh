@@ -68,7 +68,7 @@ grep -qF "2 ranks x 1 thread;" <<< "$out" || fail "singular: no '2 ranks x 1 thr
 # a warning (not refused: each rank reads it, and a refusal on some ranks
 # only would leave the others waiting); the run completes.
 export HYMPI_WAVEFRONT_TILE_ROWS=12abc
-check tile-rows-env 0 "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows (1-1000000) on 2 rank(s)" 2 \
+check tile-rows-env 0 "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows (accepted 1 .. 1000000) on 2 rank(s)" 2 \
   solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
 grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
 # once, not once per rank
@@ -84,7 +84,7 @@ python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["results"][0]["fract
 # libgomp accepts it, and warns only on what it cannot parse); OpenMP's list
 # syntax takes its first count; --threads overrides it without a word.
 export OMP_NUM_THREADS=5000
-check omp-threads-env 0 "OMP_NUM_THREADS='5000' is not a thread count (1-1024); using 1 thread" 2 "${J[@]}"
+check omp-threads-env 0 "OMP_NUM_THREADS='5000' is not a thread count (accepted 1 .. 1024); using 1 thread" 2 "${J[@]}"
 check omp-threads-env-given 0 "2 ranks x 1 thread" 2 "${J[@]}" --threads 1
 lacks omp-threads-env-given "hympi: warning: OMP_NUM_THREADS"
 export OMP_NUM_THREADS="2,1"
@@ -139,6 +139,12 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/real/target.jso
 # gives the full-disk error and stays a character device.
 check dev-full 4 "cannot write /dev/full: No space left on device" 2 "${J[@]}" --json /dev/full
 [ -c /dev/full ] || fail "dev-full: /dev/full is no longer a character device"
+# A directory given as a file, a file given as a directory: refused before the run.
+check json-is-dir 2 "--json '$tmp': is a directory" 2 "${J[@]}" --json "$tmp"
+check json-under-file 2 "--json '$tmp/cgok.json/x.json': cannot be opened for writing ($tmp/cgok.json is not a directory)" 2 \
+  "${J[@]}" --json "$tmp/cgok.json/x.json"
+check trace-under-file 2 "--trace '$tmp/cgok.json/t.json': cannot be opened for writing" 2 \
+  "${J[@]}" --trace "$tmp/cgok.json/t.json"
 
 # The table on standard output on a full disk, hympi started alone (under
 # mpirun, mpirun itself writes the ranks' output and drops a failed write):
@@ -163,15 +169,28 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/full" && mount -t tmpfs -o size=64k tmpf
     echo '{"earlier": true}' > "$mnt/$what.json"
   done
   dd if=/dev/zero of="$mnt/filler" bs=4k count=64 2> /dev/null
-  check full-solve 4 "cannot write $mnt/solve.json: No space left on device" 2 "${J[@]}" --json "$mnt/solve.json"
-  check full-solve-4-ranks 4 "cannot write $mnt/solve.json: No space left on device" 4 "${J[@]}" \
+  # Full to the last block: the check before the run predicts the write
+  # (exit 2, nothing ran), for each command and at 4 ranks too.
+  check full-solve-before 2 "--json '$mnt/solve.json': cannot be written ($mnt: No space left on device)" 2 \
+    "${J[@]}" --json "$mnt/solve.json"
+  lacks full-solve-before "checksum"
+  check full-solve-before-4-ranks 2 "--json '$mnt/solve.json': cannot be written" 4 "${J[@]}" \
     --json "$mnt/solve.json"
+  check full-bench-before 2 "--json '$mnt/bench.json': cannot be written" 2 \
+    bench beff --lmax 4KiB --repeat 1 --json "$mnt/bench.json"
+  check full-trace-before 2 "--trace '$mnt/trace.json': cannot be written" 2 "${J[@]}" \
+    --json "$tmp/ok.json" --trace "$mnt/trace.json"
+  # One 4 KiB page left: the check passes; the solve document (under 4 KiB)
+  # is written, the larger ones do not fit: exit 4 after the run.
+  truncate -s -4096 "$mnt/filler"
   check full-bench 4 "cannot write $mnt/bench.json: No space left on device" 2 \
     bench beff --lmax 4KiB --repeat 1 --json "$mnt/bench.json"
   check full-info 4 "cannot write $mnt/info.json: No space left on device" 2 info --json "$mnt/info.json"
   check full-trace 4 "cannot write $mnt/trace.json: No space left on device" 2 "${J[@]}" \
     --json "$tmp/ok.json" --trace "$mnt/trace.json"
-  for what in solve bench info trace; do
+  check full-solve-fits 0 "checksum" 2 "${J[@]}" --json "$mnt/solve.json"
+  grep -q '"checksum"' "$mnt/solve.json" || fail "full-solve-fits: solve.json is not the new document"
+  for what in bench info trace; do
     grep -q earlier "$mnt/$what.json" || fail "full-$what: the earlier file was not kept"
   done
   left=$(find "$mnt" -name '*.tmp*' -o -empty -type f | head -3)

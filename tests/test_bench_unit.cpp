@@ -72,7 +72,16 @@ TEST(ParseBytes, SuffixesAreDecimalOrBinary) {
   EXPECT_EQ(v, 4096);
   EXPECT_TRUE(cli::parse_bytes("1MiB", v));
   EXPECT_EQ(v, 1 << 20);
-  for (const char* bad : {"", "0", "-1", "MB", "8XB", "1.5MB", "2GB", "+3", "8 MB"})
+  // docs/units.md: the forms hympi-lab accepts too (test_units.py).
+  const std::pair<const char*, long long> good[] = {{"1k", 1000},       {"1KiB", 1024},  {"1.5MB", 1500000},
+                                                    {"1e6", 1000000},   {"2.5e3", 2500}, {"0.5KiB", 512},
+                                                    {"64B", 64},        {"1GiB", 1 << 30}};
+  for (const auto& [text, bytes] : good) {
+    EXPECT_TRUE(cli::parse_bytes(text, v)) << text;
+    EXPECT_EQ(v, bytes) << text;
+  }
+  for (const char* bad : {"", "0", "-1", "MB", "8XB", "1.5B", "2GB", "+3", "8 MB", "1e", "1.2.3", "e6",
+                          "1e-1", "99999999999999999999999999999"})
     EXPECT_FALSE(cli::parse_bytes(bad, v)) << bad;
 }
 

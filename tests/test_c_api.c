@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   c.scheme = NULL;
   c.halo = 0;
   check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_USAGE &&
-            contains(hympi_last_error(), "`halo` must be between 1 and 64 (got 0)"),
+            contains(hympi_last_error(), "`halo` 0 is out of range: accepted 1 .. 64"),
         "halo 0");
   c.halo = 2;
   c.grid[0] = 2 * size - 1; /* every rank along x (y and z have one point): boxes of 1 point */
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
   c.depth = 0;
   hympi_domain refused = NULL;
   check(hympi_domain_create(MPI_COMM_WORLD, &c, &refused) == HYMPI_ERR_USAGE && refused == NULL &&
-            contains(hympi_last_error(), "`depth` must be between 1 and 64 (got 0)"),
+            contains(hympi_last_error(), "`depth` 0 is out of range: accepted 1 .. 64"),
         "depth 0");
   hympi_domain deep = NULL;
   c.depth = 3;

@@ -1,5 +1,4 @@
-// beff: the effective bandwidth of Rabenseifner & Koniges (SYSTEM.md,
-// "Benchmarks"). Patterns:
+// beff: the effective bandwidth of Rabenseifner & Koniges (docs/bench.md). Patterns:
 //  - ring patterns "ring-K": the ranks split into rings of K consecutive ranks
 //    (K = 2, 4, 8, ... below the rank count, and K = all ranks; the last ring
 //    takes the ranks left over); each rank sends L bytes to its left and its

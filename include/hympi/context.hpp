@@ -1,5 +1,5 @@
-// Facts for the JSON context block of result documents (SYSTEM.md,
-// docs/json-schema.md), gathered the same way by the hympi command line and
+// Facts for the JSON context block of result documents
+// (docs/json-schema.md), gathered the same way by the hympi command line and
 // a user's Domain report.
 #pragma once
 

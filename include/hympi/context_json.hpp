@@ -1,5 +1,4 @@
-// The JSON context block of every result document (SYSTEM.md,
-// docs/json-schema.md), built in one place for the hympi command line and a
+// The JSON context block of every result document (docs/json-schema.md), built in one place for the hympi command line and a
 // user's Domain report. Needs nlohmann/json (header only) on the include
 // path; the rest of the library does not.
 #pragma once

@@ -107,7 +107,7 @@ const std::vector<KernelInfo>& kernel_registry();
 const KernelInfo* find_kernel(const std::string& name);
 const KernelInfo& kernel_info(KernelKind kind);
 
-// The reference problem (SYSTEM.md): initial field and right-hand side.
+// The reference problem (docs/reference-problem.md): initial field and right-hand side.
 inline double initial_value(long long i, long long j, long long k) {
   return static_cast<double>((7 * i + 13 * j + 29 * k) % 17) / 16.0 - 0.5;
 }

@@ -8,9 +8,13 @@ namespace hympi {
 
 // Writes `text` to `path`. "-" is standard output. A symbolic link is
 // followed (the file it names is written, the link stays). The text goes to a
-// temporary file beside the target, is flushed to disk (fsync) and renamed
-// over the target, so a failed write (full disk, no permission) never leaves
-// a partial or empty file and never destroys an earlier good one.
+// temporary file beside the target, created under an unpredictable name with
+// O_CREAT|O_EXCL (mkstemps: a symbolic link planted there is never
+// followed), is flushed to disk (fsync) and renamed over the target, so a
+// failed write (full disk, no permission) never leaves a partial or empty
+// file and never destroys an earlier good one; the temporary file is removed.
+// The file keeps the mode of the one it replaces (0600 stays 0600); a new one
+// gets 0666 less the umask. A device or FIFO is written in place.
 // Returns "" on success, else one line: "cannot write PATH: <OS reason>".
 std::string write_text_file(const std::string& path, const std::string& text);
 
@@ -19,8 +23,9 @@ std::string write_text_file(const std::string& path, const std::string& text);
 std::string resolve_links(std::string path);
 
 // Whether write_text_file(path) can be expected to succeed, checked before a
-// run, creating and changing nothing: the target file is writable, or it is
-// absent and its directory is writable. "" or the reason.
+// run: the target is no directory, its directory exists, a temporary file can
+// be created there (it is removed again: nothing is left or changed), and the
+// file system has space left. "" or the reason.
 std::string check_writable_path(const std::string& path);
 
 }  // namespace hympi

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from . import advise as advise_mod, fit as fit_mod, schemes as schemes_mod
+from .atomic import write_atomic
 from .errors import InputError
-from .results import inter_share, write_atomic
+from .results import inter_share
 from .studydir import RESULTS, STUDY_FILE, load_results, load_study
 
 # Run-to-run spread below which a model error is not distinguishable from noise.

@@ -6,7 +6,9 @@ module by family: cli_model (model and its sub-commands), cli_fit, cli_advise,
 cli_plot and cli_study (study, report, project, trace). cli_args holds the
 parser and argument types, cli_output the tables and JSON documents.
 Bad input of any kind leaves through InputError or argparse and becomes exit
-code 2 with one line on stderr; a traceback means a bug.
+code 2 with one line on stderr; a file that cannot be written (OutputError,
+or standard output) exit code 4: hympi's table, docs/exit-codes.md. A
+traceback means a bug.
 """
 
 from __future__ import annotations
@@ -24,14 +26,22 @@ from .cli_fit import add_fit
 from .cli_model import add_model
 from .cli_plot import add_plot
 from .cli_study import add_project, add_report, add_study, add_trace
-from .errors import InputError, OutputError
+from .errors import (EXIT_INTERRUPTED, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, InputError,
+                     OutputError)
 
 __all__ = ["PROG", "build_parser", "main"]
 
+# Laid out by hand (RawDescriptionHelpFormatter): argparse would break the
+# file name at its hyphen.
+DESCRIPTION = ("Performance model, fits and advice for hybrid MPI+OpenMP schemes (the equations\n"
+               "of the hympi seed papers).")
+EPILOG = ("exit codes: 0 done, 1 a study's run failed, 2 bad input, 4 a file or standard\n"
+          "output could not be written, 130 interrupted, 143 terminated (docs/exit-codes.md).")
+
 
 def build_parser() -> Parser:
-    parser = Parser(prog=PROG, description="Performance model, fits and advice for hybrid "
-                    "MPI+OpenMP schemes (the equations of the hympi seed papers).")
+    parser = Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (add_model, add_fit, add_advise, add_plot, add_study, add_report, add_project, add_trace):
@@ -40,7 +50,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the console script; returns the exit code (2: bad input)."""
+    """Entry point of the console script; returns the exit code (EXIT_*)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -50,26 +60,35 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stdout.flush()  # a full device shows here, not at exit as a traceback
         return code
     except (UsageError, InputError) as err:
-        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
-        return 2
+        return _fail(str(err), EXIT_USAGE)
     except OutputError as err:  # the input was fine; a result file could not be written
-        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
-        return 1
-    except OSError as err:  # only writing the table or text to standard output is left unwrapped
+        return _fail(str(err), EXIT_OUTPUT)
+    except OSError as err:
+        if err.filename is not None:
+            # A file the command reads that no check caught: still one line.
+            return _fail(f"{err.filename}: {err.strerror or err}", EXIT_USAGE)
+        # Only writing the table or text to standard output is left unwrapped.
         _abandon_stdout()
-        print(f"{PROG}: error: cannot write to standard output: {err.strerror or err}", file=sys.stderr)
-        return 1
+        return _fail(f"cannot write to standard output: {err.strerror or err}", EXIT_OUTPUT)
+    except (RecursionError, MemoryError) as err:
+        # json.loads of a document nested thousands deep, or one too large.
+        return _fail(f"the input is too large or too deeply nested to read ({type(err).__name__})",
+                     EXIT_USAGE)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except SystemExit as exit_:  # --help and --version
         try:
             sys.stdout.flush()
         except OSError as err:
             _abandon_stdout()
-            print(f"{PROG}: error: cannot write to standard output: {err.strerror or err}", file=sys.stderr)
-            return 1
-        return exit_.code if isinstance(exit_.code, int) else 0
+            return _fail(f"cannot write to standard output: {err.strerror or err}", EXIT_OUTPUT)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_OK
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr)
+    return code
 
 
 def _one_line(message: str) -> str:

@@ -10,6 +10,7 @@ add the flags several commands share, with one help text each.
 from __future__ import annotations
 
 import argparse
+import decimal
 import math
 import re
 import sys
@@ -32,7 +33,7 @@ class Parser(argparse.ArgumentParser):
 
     def _print_message(self, message: str, file: Optional[IO[str]] = None) -> None:
         # argparse swallows OSError here: --help to a full disk would exit 0
-        # having written nothing. Let it reach main(), which says so (exit 1).
+        # having written nothing. Let it reach main(), which says so (exit 4).
         if message:
             (file or sys.stdout).write(message)
 
@@ -91,9 +92,12 @@ def positive_int(text: str) -> int:
 def int_in(lo: int, hi: int) -> Callable[[str], int]:
     """An argparse type: a whole number in lo..hi, refused before any file is read."""
     def parse(text: str) -> int:
-        value = positive_int(text)
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
         if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"must lie in {lo}..{hi} (got {text!r})")
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: accepted {lo} .. {hi}")
         return value
     return parse
 
@@ -110,7 +114,7 @@ def bandwidth_mbps(text: str) -> float:
     value = finite(text)
     if not MIN_MBPS <= value <= MAX_MBPS:
         raise argparse.ArgumentTypeError(
-            f"a bandwidth must lie in {MIN_MBPS:g} .. {MAX_MBPS:g} MB/s (1 B/s .. 1 PB/s): {text!r}")
+            f"{text!r} is out of range: accepted {MIN_MBPS:g} .. {MAX_MBPS:g} MB/s (1 B/s .. 1 PB/s)")
     return value
 
 
@@ -118,7 +122,7 @@ def latency_us(text: str) -> float:
     value = finite(text)
     if not 0.0 <= value <= MAX_LATENCY_US:
         raise argparse.ArgumentTypeError(
-            f"a latency must lie in 0 .. {MAX_LATENCY_US:g} us (1000 s): {text!r}")
+            f"{text!r} is out of range: accepted 0 .. {MAX_LATENCY_US:g} us (1000 s)")
     return value
 
 
@@ -141,22 +145,30 @@ def thread_count(text: str) -> int:
     return value
 
 
-_SIZE_UNITS = {"": 1, "B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3,
-               "kB": 1000, "MB": 1000 ** 2, "GB": 1000 ** 3}
+# docs/units.md: the byte counts both commands accept (hympi's
+# parse_bytes_checked, app/parse.cpp, reads the same grammar).
+_SIZE_UNITS = {"": 1, "B": 1, "k": 1000, "kB": 1000, "M": 1000 ** 2, "MB": 1000 ** 2,
+               "G": 1000 ** 3, "GB": 1000 ** 3, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3}
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?([A-Za-z]*)")
 
 
 def message_size(text: str) -> int:
-    """Message length in bytes: 4096, 10KiB (binary), 1MB (10^6 B, SYSTEM.md units)."""
-    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*", text)
-    if not match or match.group(2) not in _SIZE_UNITS:
+    """A byte count (docs/units.md): a number without sign (4096, 1.5, 1e6)
+    and an optional unit B, k/kB, M/MB, G/GB (10^3, 10^6, 10^9), KiB, MiB,
+    GiB; exact (1.5MB is 1500000), whole bytes, 1 .. 1e18."""
+    match = _SIZE.fullmatch(text)
+    if not match or match.group(3) not in _SIZE_UNITS:
         raise argparse.ArgumentTypeError(
-            f"not a message size: {text!r} (bytes, or a number with B, KiB, MiB, GiB, kB, MB, GB)")
-    value = float(match.group(1)) * _SIZE_UNITS[match.group(2)]
-    # A size beyond 1 EB is a typo (and 400 digits overflow the float).
-    if not value <= MAX_BYTES:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_BYTES:.0e} bytes: {text!r}")
-    if value <= 0 or value != int(value):
-        raise argparse.ArgumentTypeError(f"must be a whole number of bytes > 0: {text!r}")
+            f"not a byte count: {text!r} (a number such as 65536, 1.5 or 1e6, optionally with "
+            "B, k, kB, M, MB, G, GB, KiB, MiB, GiB)")
+    exponent = int(match.group(2) or 0)
+    if abs(exponent) > 100:  # 1e999999999 would take Decimal a while; no size is near it
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range: accepted 1 .. {MAX_BYTES:.0e} bytes")
+    value = decimal.Decimal(match.group(1)).scaleb(exponent) * _SIZE_UNITS[match.group(3)]
+    if not 1 <= value <= MAX_BYTES:  # a size beyond 1 EB is a typo
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range: accepted 1 .. {MAX_BYTES:.0e} bytes")
+    if value != value.to_integral_value():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes")
     return int(value)
 
 
@@ -171,7 +183,8 @@ def grid(text: str) -> tuple[int, int, int]:
     if len(dims) != 3:
         raise argparse.ArgumentTypeError(f"expected NXxNYxNZ or N^3 (e.g. 512x512x256, 256^3), got {text!r}")
     if min(dims) < 1 or max(dims) > 1 << 30:
-        raise argparse.ArgumentTypeError(f"every grid dimension must lie in 1..{1 << 30} (got {text!r})")
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range: accepted 1 .. {1 << 30} points "
+                                         "per dimension")
     return dims[0], dims[1], dims[2]
 
 

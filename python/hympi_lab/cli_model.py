@@ -55,7 +55,7 @@ def _model_problems(args: argparse.Namespace, have_rw: list[bool], have_kb: list
         problems += model.fraction_problems(args.n, args.m, args.f_comp_non, args.f_comm)
     if all(have_kb):
         if not 0.0 <= args.kb_c <= 1.0:
-            problems.append(f"--kb-c must lie in [0, 1] (got {args.kb_c:g})")
+            problems.append(f"--kb-c {args.kb_c:g} is out of range: accepted 0 .. 1")
         if args.p < 2:
             problems.append(f"--p must be at least 2 (got {args.p})")
     return problems

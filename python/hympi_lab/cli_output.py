@@ -16,6 +16,7 @@ from typing import Any, Optional, Sequence, TextIO
 import numpy as np
 
 from . import results
+from .atomic import write_atomic
 from .cli_args import PROG
 from .errors import InputError
 
@@ -58,10 +59,10 @@ def emit(args: argparse.Namespace, kind: str, data: dict[str, Any], text: str,
         print(encoded, file=out)
         return
     if args.json:  # first, so that a bad path fails before anything is printed
-        # Atomic: a failed write (full disk, no permission) is OutputError
-        # (exit 1), leaves no partial file and keeps an earlier good one; a
-        # symbolic link is followed.
-        results.write_atomic(args.json, encoded + "\n")
+        # Atomic (atomic.py): a failed write (full disk, no permission) is
+        # OutputError (exit 4), leaves no partial file and keeps an earlier
+        # good one; a symbolic link is followed.
+        write_atomic(args.json, encoded + "\n")
     print(text, file=out)
 
 

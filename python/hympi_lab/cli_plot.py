@@ -46,7 +46,8 @@ def _add_plot_eq14(psub: Subparsers) -> None:
 def cmd_plot_fig5(args: argparse.Namespace, out: TextIO) -> int:
     values = args.f_comp_non or [0.0, 0.1, 0.2, 0.4, 0.6]
     problems = model.fraction_problems(args.n, args.m, None, None)
-    problems += [f"--f-comp-non must lie in [0, 1) (got {v:g})" for v in values if not 0.0 <= v < 1.0]
+    problems += [f"--f-comp-non {v:g} is out of range: accepted 0 <= f < 1" for v in values
+                 if not 0.0 <= v < 1.0]
     check(problems)
     from . import plotting  # matplotlib loads only when a plot is asked for
 

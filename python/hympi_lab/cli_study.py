@@ -29,13 +29,14 @@ def add_study(sub: Subparsers) -> None:
                        "machine or allocation, appending each measurement to "
                        "DIR/results.jsonl as it is made, then fits the model and writes "
                        "DIR/report.html. Exit 0: all runs succeeded; 1: some failed (listed); "
-                       "2: bad input; 130: interrupted by Ctrl-C, 143: stopped by SIGTERM (a Slurm time "
-                       "limit or scancel); resume either with --resume DIR. Inside a Slurm job that was "
-                       "requeued, the same --out DIR resumes by itself.")
+                       "2: bad input; 4: a file could not be written; 130: interrupted by Ctrl-C, "
+                       "143: stopped by SIGTERM (a Slurm time limit or scancel); resume either with "
+                       "--resume DIR. Inside a Slurm job that was requeued, the same --out DIR resumes "
+                       "by itself (docs/exit-codes.md).")
     p.add_argument("--out", metavar="DIR", help="new study directory (default results/study-<UTC time>)")
     p.add_argument("--resume", metavar="DIR", help="continue the study in DIR: run only what is missing")
     level = p.add_mutually_exclusive_group()
-    level.add_argument("--quick", action="store_true", help="small sizes (a smoke test, ~1 minute)")
+    level.add_argument("--quick", action="store_true", help="small sizes (a smoke test: well under a minute of runs, then the report)")
     level.add_argument("--full", action="store_true", help="the papers' sizes (long)")
     p.add_argument("--mpi", choices=("openmpi", "mpich"), help="MPI library of the hympi build (default openmpi)")
     p.add_argument("--launcher", choices=("mpirun", "mpiexec", "srun"),
@@ -48,7 +49,8 @@ def add_study(sub: Subparsers) -> None:
                    "cores per NUMA domain, at least 2)")
     p.add_argument("--emulated-nodes", type=positive_int, metavar="N",
                    help="run on an emulated cluster of N nodes (scripts/emulated-cluster; root)")
-    p.add_argument("--link", default="1gbit", metavar="RATE", help="emulated link rate (tc syntax, default 1gbit)")
+    p.add_argument("--link", metavar="RATE", help="emulated link rate, with --emulated-nodes (tc "
+                   "syntax, default 1gbit)")
     p.add_argument("--steps", metavar="LIST", help="only these steps, comma-separated "
                    "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve, depth, and "
                    "any other benchmark 'hympi info' lists)")
@@ -73,12 +75,10 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
 
     from . import report, study as study_mod
 
+    problems = not_applying(args)
+    if problems:
+        raise InputError("; ".join(problems))
     if args.resume:
-        if any(v for v in (args.out, args.ranks, args.threads, args.hostfile, args.emulated_nodes,
-                           args.launcher, args.mpi, args.quick, args.full, args.steps, args.kernels,
-                           args.app, args.app_name)):
-            raise InputError("--resume DIR continues a study with the options it was started "
-                             "with; give no other study options")
         outdir = Path(args.resume)
         opts = study_mod.StudyOptions()
     else:
@@ -88,7 +88,7 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
             level="quick" if args.quick else "full" if args.full else "default",
             mpi=args.mpi or "openmpi", launcher=args.launcher or "", hympi=args.hympi or "",
             hostfile=args.hostfile or "", ranks=args.ranks or 0, threads=args.threads or 0,
-            emulated_nodes=args.emulated_nodes or 0, link=args.link,
+            emulated_nodes=args.emulated_nodes or 0, link=args.link or "1gbit",
             # None: every step and kernel the build's `hympi info` lists.
             steps=_csv_list("--steps", args.steps) if args.steps is not None else None,
             # With --app the study measures the user's program; the built-in
@@ -103,6 +103,37 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
         opts.hympi = args.hympi
     return study_mod.run_study(opts, outdir, bool(args.resume), out,
                                write_report=None if args.no_report else report.write_report)
+
+
+# The study options --resume takes over from study.json: given with
+# --resume, each is refused by name (only --hympi and --no-report apply).
+_STARTING_OPTIONS = ("out", "ranks", "threads", "hostfile", "emulated_nodes", "link", "launcher", "mpi",
+                     "quick", "full", "steps", "kernels", "app", "app_name", "run_timeout")
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def not_applying(args: argparse.Namespace) -> list[str]:
+    """Each option given that cannot apply, named with the reason: never
+    silently ignored."""
+    if args.resume:
+        given = [_flag(d) for d in _STARTING_OPTIONS if getattr(args, d) not in (None, False)]
+        if given:
+            return [f"{', '.join(given)} cannot apply with --resume: it continues the study with the "
+                    "options it was started with (only --hympi and --no-report apply)"]
+        return []
+    problems = []
+    if args.link is not None and not args.emulated_nodes:
+        problems.append("--link applies to an emulated cluster only: give --emulated-nodes N too, or "
+                        "leave --link out")
+    if args.app_name is not None and args.app is None:
+        problems.append("--app-name names the program of --app: give --app too, or leave --app-name out")
+    if args.hostfile and args.launcher == "srun":
+        problems.append("--hostfile cannot apply with --launcher srun: Slurm's allocation gives the "
+                        "hosts")
+    return problems
 
 
 def _csv_list(flag: str, text: str) -> list[str]:
@@ -193,6 +224,9 @@ def cmd_project(args: argparse.Namespace, out: TextIO) -> int:
     from .report import check_study_dir
 
     outdir = check_study_dir(args.dir)
+    if args.json and args.json != "-":
+        from .atomic import check_target
+        check_target(args.json)  # before the projection's seconds, not after
     if args.output:
         from . import plotting  # matplotlib loads only when a plot is asked for
         plotting.check_outputs(args.output)

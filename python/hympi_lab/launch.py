@@ -104,7 +104,7 @@ def resolve_setting(opts: StudyOptions, machine: Machine) -> Setting:
         problems.append(f"--ranks {ranks}: the study needs at least 2 ranks (its benchmarks "
                         "exchange messages between ranks)")
     if threads < 1 or threads > 1024:
-        problems.append(f"--threads {threads}: must be between 1 and 1024")
+        problems.append(f"--threads {threads} is out of range: accepted 1 .. 1024")
     if ranks > 4096:
         problems.append(f"--ranks {ranks}: more than 4096 ranks is not a study size")
     if nodes > 1 and ranks % nodes:

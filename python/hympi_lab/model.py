@@ -45,7 +45,7 @@ def fraction_problems(n: int, m: Optional[int], f_comp_non: Optional[float],
                             "at least one thread must compute")
     for name, value in (("f_comp_non", f_comp_non), ("f_comm", f_comm)):
         if value is not None and not (0.0 <= value <= 1.0):
-            problems.append(f"{name} must lie in [0, 1] (got {value:g})")
+            problems.append(f"{name} {value:g} is out of range: accepted 0 .. 1")
     if (f_comp_non is not None and f_comm is not None
             and f_comp_non + f_comm > 1.0 + FRACTION_TOL):
         problems.append(f"f_comm + f_comp_non must not exceed 1 "

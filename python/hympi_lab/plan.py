@@ -17,8 +17,9 @@ from .buildinfo import Info
 from .launch import Setting
 from .options import StudyOptions, app_kernel, app_words
 
-# Sizes of each level of detail: chosen so the default study takes about
-# two minutes on a 2-core machine, --quick well under a minute, and --full
+# Sizes of each level of detail: chosen so the default study's runs take
+# about a minute and a half on a 2-core machine, --quick's well under a
+# minute, and --full
 # the papers' sizes (8 MB b_eff messages, 2 and 16 MB inter-node messages).
 LEVELS: dict[str, dict[str, Any]] = {
     "quick": {"lmax": 65536, "repeat": 2, "faces": [16, 48], "sizes": [65536],
@@ -121,6 +122,48 @@ def benchmark_skips(opts: StudyOptions, setting: Setting, info: Info) -> list[tu
     return out
 
 
+def dropped(opts: StudyOptions, setting: Setting, info: Info) -> list[tuple[str, str]]:
+    """(what, why) of each run the study was asked for that the plan leaves
+    out, so that the plan can say so: a step the layout cannot run, a
+    halo depth deeper than a rank's box, a scheme this build or layout
+    cannot run."""
+    steps, names, out = steps_of(opts, info), benchmark_names(info), []
+    if setting.nodes < 2:
+        for step in ("internode", "ratio"):
+            if step in steps and step in names:
+                out.append((f"step {step}", f"needs 2 nodes, the layout has {setting.nodes} (run on "
+                            "2+ nodes: --emulated-nodes N, a hostfile or a Slurm allocation)"))
+    if setting.threads < 2 and "overlap" in steps and "overlap" in names:
+        out.append(("step overlap", "needs 2 threads per rank, the layout has 1 (--threads 2)"))
+    out += [(f"step {b['name']}", why) for b, why in benchmark_skips(opts, setting, info) if why]
+    lv = LEVELS[opts.level]
+    kernels = [k for k in buildinfo.depth_kernels(info) if k in kernels_of(opts, info)]
+    if "depth" in steps and kernels:
+        for h in lv["depths"]:
+            if h > 1 and h > lv["grid"] // setting.ranks:
+                out.append((f"depth step, --halo-depth {h}", f"deeper than a rank's box ({lv['grid']} "
+                            f"points over {setting.ranks} ranks)"))
+    if "solve" in steps and (kernels_of(opts, info) or opts.app):
+        for s in buildinfo.schemes(info):
+            why = scheme_skip_reason(s, setting)
+            if why:
+                out.append((f"scheme {s['name']}", why))
+    return out
+
+
+def scheme_skip_reason(scheme: dict[str, Any], setting: Setting) -> str:
+    """Why the study cannot run `scheme` in its layout ("" when it can)."""
+    if not scheme.get("available", True):
+        return "not available in this build and MPI library"
+    need = int(scheme.get("min_threads", 1))
+    if setting.threads < need:
+        return f"needs {need} threads per rank, the layout has {setting.threads}"
+    per_node = setting.ranks_per_node or max(1, setting.ranks // max(1, setting.nodes))
+    if scheme.get("needs_node_peers") and per_node < 2:
+        return f"needs 2 ranks on a node, the layout has {per_node}"
+    return ""
+
+
 @dataclass
 class Point:
     """One native run: what to run, where its outputs go, how it is known."""
@@ -146,10 +189,7 @@ def scheme_runs(scheme: dict[str, Any], setting: Setting) -> bool:
     its layout: this build and MPI offer it, it has its fewest threads, and a
     scheme that shares memory between a node's ranks (shared-window) has at
     least two ranks on a node."""
-    if not scheme.get("available", True) or setting.threads < int(scheme.get("min_threads", 1)):
-        return False
-    per_node = setting.ranks_per_node or max(1, setting.ranks // max(1, setting.nodes))
-    return not (scheme.get("needs_node_peers") and per_node < 2)
+    return not scheme_skip_reason(scheme, setting)
 
 
 def build_plan(opts: StudyOptions, setting: Setting, info: Info, memory_bytes: int) -> list[Point]:

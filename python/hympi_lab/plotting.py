@@ -19,16 +19,20 @@ from matplotlib.figure import Figure  # noqa: E402
 from numpy.typing import ArrayLike  # noqa: E402
 
 from . import model  # noqa: E402
-from .errors import InputError, OutputError  # noqa: E402
+from .atomic import check_target, write_with  # noqa: E402
+from .errors import InputError  # noqa: E402
 
 FORMATS = (".png", ".svg")
 
 
 def check_outputs(paths: Sequence[str]) -> None:
-    """Refuse output paths whose format we do not write, before any work."""
+    """Refuse output paths whose format we do not write (exit 2), or that
+    cannot be written (a directory, no such directory: exit 4), before any work."""
     for path in paths:
         if os.path.splitext(path)[1].lower() not in FORMATS:
             raise InputError(f"{path}: output must end in .png or .svg")
+    for path in paths:
+        check_target(path)
 
 
 def fig5(n: int, m: int, f_comp_non_values: Sequence[float], outputs: Sequence[str],
@@ -95,25 +99,14 @@ def eq14(comm_ratio: float, non_ratio: float, n: int, m: int, outputs: Sequence[
 
 
 def _save(fig: Figure, outputs: Sequence[str]) -> None:
-    """Each figure through a temporary file beside its target, then renamed:
-    a failed write is OutputError (exit 1) and leaves no partial or empty
-    file; a symbolic link is followed."""
+    """Each figure written atomically (atomic.write_with): a failed write is
+    OutputError (exit 4) and leaves no partial or empty file; a symbolic
+    link is followed."""
     try:
         for path in outputs:
-            target = os.path.realpath(path)
-            tmp = target + ".tmp"
-            try:
-                # The format from the name the user gave (the .tmp suffix says nothing).
-                fig.savefig(tmp, dpi=120, bbox_inches="tight", format=Path(path).suffix.lstrip(".") or None)
-                with open(tmp, "rb") as handle:
-                    os.fsync(handle.fileno())
-                os.replace(tmp, target)
-            except OSError as err:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise OutputError(f"cannot write {path}: {err.strerror or err}") from None
+            # The format from the name the user gave (the temporary name says nothing).
+            fmt = Path(path).suffix.lstrip(".").lower() or None
+            write_with(path, lambda handle: fig.savefig(handle, dpi=120, bbox_inches="tight", format=fmt))
     finally:
         plt.close(fig)
 

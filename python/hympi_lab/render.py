@@ -18,9 +18,9 @@ from typing import Callable
 from . import sections as sec
 from .analysis import (DEPTH_SECTION, fits, kernel_advice, load, recommendation, solve_runs,
                        write_csv, write_json)
+from .atomic import write_atomic
 from .content import Block, Paragraph
 from .errors import OutputError
-from .results import write_atomic
 
 Section = Callable[[sec.Ctx], list[Block]]
 

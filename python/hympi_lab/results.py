@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import __version__
-from .errors import InputError, OutputError
+from .errors import InputError
 
 SCHEMA_VERSION = 1
 
@@ -359,41 +359,3 @@ def _median(value: Any, where: str) -> float:
     if isinstance(value, dict):
         return _number(value.get("median"), f"{where}.median")
     return _number(value, where)
-
-
-def write_atomic(path, text: str) -> None:
-    """Write `text` to `path` through a temporary file beside it, fsync, rename.
-
-    A failure (disk full, no permission) leaves no partial file, keeps an
-    earlier good one, and raises OutputError naming the path and the reason.
-    """
-    import os
-
-    import stat
-
-    target = os.path.realpath(path)  # a symlink is followed, not replaced
-    try:  # a device or FIFO (/dev/stdout, /dev/full) is written in place, never replaced
-        special = not stat.S_ISREG(os.stat(target).st_mode)
-    except OSError:
-        special = False
-    if special:
-        try:
-            with open(target, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        except OSError as err:
-            raise OutputError(f"cannot write {path}: {err.strerror or err}") from None
-        return
-    tmp = target + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except OSError as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OutputError(f"cannot write {path}: {err.strerror or err}") from None
-

@@ -24,19 +24,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional, TextIO
 
-from .errors import InputError, OutputError
+from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_OUTPUT, EXIT_TERMINATED, EXIT_USAGE,
+                     InputError, OutputError)
 from .launch import LAUNCHERS, EmulatedCluster, Setting, repo_root, resolve_setting
 from .machine import Machine, detect_machine
 from . import buildinfo
 from .buildinfo import Info
 from .options import NAME_PATTERN, StudyOptions, app_problems
-from .plan import (LEVELS, Point, benchmark_skips, build_plan, estimate_s, kernels_of, name_problems,
-                   steps_of)
+from .plan import LEVELS, Point, build_plan, dropped, estimate_s, kernels_of, name_problems, steps_of
 from .results import now_iso
 from .runpoint import RunOutcome, point_status_line, run_point
 from .slurm import allocation, job_ending
-from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, append_lines, load_results,
-                       load_study, prepare_outdir, rewrite_results, rewrite_study)
+from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, append_lines, check_outdir,
+                       check_room, load_results, load_study, prepare_outdir, rewrite_results,
+                       rewrite_study)
 
 
 # --- progress ----------------------------------------------------------------------
@@ -192,14 +193,16 @@ ReportWriter = Callable[[Path], str]
 
 def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
               write_report: Optional[ReportWriter] = None) -> int:
-    """The campaign. Returns 0 when every run succeeded, 1 when some failed
-    (or the report could not be written), 130 on Ctrl-C. The report is
-    written after the runs, by `write_report`, when one is given."""
+    """The campaign. Returns 0 when every run succeeded, 1 when some failed,
+    4 when results.jsonl or the report could not be written, 130 on Ctrl-C,
+    143 on SIGTERM (errors.EXIT_*). The report is written after the runs, by
+    `write_report`, when one is given."""
     if not resume and _requeued_into(outdir):
         resume = True
         print(f"hympi-lab study: Slurm requeued job {os.environ.get('SLURM_JOB_ID')} "
               f"(restart {os.environ.get('SLURM_RESTART_COUNT', '?')}); resuming {outdir}",
               file=out, flush=True)
+    check_outdir(outdir, resume)  # before anything runs, hympi info included
     loaded: dict[str, Any] = {}
     if resume:
         header = loaded = load_study(outdir)
@@ -236,15 +239,16 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
         todo = _points_to_run(outdir, plan, resume)
         estimate = sum(estimate_s(opts.level, pt.step) for pt in todo)
         _print_plan(out, opts, machine, setting, plan, todo, estimate, outdir, info, resume)
+        check_room(outdir, opts.level, len(todo))
         failed = _run_points(opts, setting, todo, estimate, outdir, out)
     finally:
         if emulated is not None:
             emulated.down()
     if isinstance(failed, int):
         return failed  # interrupted, or the disk filled
-    code = 0
+    code = EXIT_OK
     if failed:
-        code = 1
+        code = EXIT_FAILED
         print(f"\n{len(failed)} run(s) failed (recorded in {outdir / RESULTS}; "
               f"'--resume {outdir}' runs them again):", file=out)
         for point, outcome in failed:
@@ -255,7 +259,7 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
             summary = write_report(outdir)
         except (InputError, OutputError) as err:
             print(f"hympi-lab study: the report could not be written: {err}", file=out)
-            return 1
+            return EXIT_USAGE if isinstance(err, InputError) else EXIT_OUTPUT
         print(f"\nreport: {outdir / 'report.html'}\n{summary}", file=out, flush=True)
     return code
 
@@ -277,7 +281,7 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
                 outdir: Path, out: TextIO) -> "list[tuple[Point, RunOutcome]] | int":
     """Run `todo`, appending each point's lines as it ends. Returns the failed
     points, or the exit code when the study stopped early (130 on Ctrl-C or
-    SIGTERM, 1 when results.jsonl could not be written)."""
+    SIGTERM, 4 when results.jsonl could not be written)."""
     timeout_s = opts.run_timeout_s or {"quick": 120.0, "default": 300.0, "full": 1800.0}[opts.level]
     results_path = outdir / RESULTS
     failed: list[tuple[Point, RunOutcome]] = []
@@ -316,13 +320,13 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
                else "interrupted")
         print(f"\nhympi-lab study: {why}; what was measured is kept in {results_path}.\n"
               f"Resume with: hympi-lab study --resume {outdir}", file=out, flush=True)
-        return 143 if terminated else 130
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except OutputError as err:
         progress.close()
         print(f"\nhympi-lab study: {err}; the points measured before are kept in "
               f"{results_path}.\nFree space, then resume with: hympi-lab study --resume "
               f"{outdir}", file=out, flush=True)
-        return 1
+        return EXIT_OUTPUT
     finally:
         signal.signal(signal.SIGTERM, previous)
     progress.close()
@@ -403,9 +407,8 @@ def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Sett
                      "oversubscribed, timings cannot separate the schemes")
     if resume:
         lines.append(f"# resume: {len(plan) - len(todo)} of {len(plan)} points already measured, skipped")
-    for bench, why in benchmark_skips(opts, setting, info):
-        if why:
-            lines.append(f"# skipped: step {bench['name']} {why}")
+    for what, why in dropped(opts, setting, info):
+        lines.append(f"# skipped: {what}: {why}")
     lines.append(f"# plan: {len(todo)} runs ("
                  + ", ".join(f"{s} {c}" for s, c in steps.items()) + f"), about {_clock(estimate)}")
     print("\n".join(lines), file=out, flush=True)

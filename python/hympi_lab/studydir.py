@@ -33,8 +33,8 @@ from typing import Any, Iterable, Iterator
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
+from .atomic import probe_directory, write_atomic
 from .errors import InputError, OutputError
-from .results import write_atomic
 
 STUDY_SCHEMA_VERSION = 1
 RESULTS = "results.jsonl"
@@ -383,26 +383,74 @@ def rewrite_results(path: Path, results: list[dict[str, Any]], status: dict[str,
 
 # --- study.json ---------------------------------------------------------------------
 
-def prepare_outdir(outdir: Path, header: dict[str, Any], resume: bool) -> None:
-    """Create or reopen a study directory; refuse one that holds something else."""
-    study_file = outdir / STUDY_FILE
+def check_outdir(outdir: Path, resume: bool) -> None:
+    """Refuse, before anything runs, a study directory that holds something
+    else or where the study's files could not be written: a temporary file
+    is created (and flushed) there, or in the nearest directory that exists
+    when it is new, and removed; nothing is left. check_room checks the
+    space once the plan is known."""
+    flag = "--resume" if resume else "--out"
+    if outdir.exists() and not outdir.is_dir():
+        raise InputError(f"{flag} {outdir}: not a directory")
     if resume:
-        if not study_file.is_file():
+        if not (outdir / STUDY_FILE).is_file():
             raise InputError(f"--resume {outdir}: not a study directory (no {STUDY_FILE})")
+        for directory in (outdir, outdir / RAW):
+            if directory.is_dir():
+                _probe(flag, outdir, directory)
         return
     if outdir.exists() and any(outdir.iterdir()):
-        if study_file.is_file():
+        if (outdir / STUDY_FILE).is_file():
             raise InputError(f"--out {outdir} already holds a study; continue it with "
                              f"'--resume {outdir}', or choose another --out")
         raise InputError(f"--out {outdir} exists and is not empty; choose a new directory")
+    existing = outdir
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(f"--out {outdir}: {existing} is not a directory")
+    _probe(flag, outdir, existing)
+
+
+def _probe(flag: str, outdir: Path, directory: Path) -> None:
+    try:
+        probe_directory(directory, PROBE_BYTES)
+    except OutputError as err:
+        raise InputError(f"{flag} {outdir}: {err}") from None
+
+
+def prepare_outdir(outdir: Path, header: dict[str, Any], resume: bool) -> None:
+    """Create or reopen a study directory (check_outdir first)."""
+    check_outdir(outdir, resume)
     try:
         (outdir / RAW).mkdir(parents=True, exist_ok=True)
-        probe = outdir / ".write-test"
-        probe.write_text("", encoding="utf-8")
-        probe.unlink()
     except OSError as err:
-        raise InputError(f"--out {outdir}: not writable ({err.strerror or err})") from None
-    write_atomic(study_file, json.dumps(header, indent=2) + "\n")
+        raise InputError(f"{'--resume' if resume else '--out'} {outdir}: cannot create it "
+                         f"({err.strerror or err})") from None
+    if not resume:
+        write_atomic(outdir / STUDY_FILE, json.dumps(header, indent=2) + "\n")
+
+
+# What one run leaves in the directory at most, per level (its JSON
+# document, thread trace and log), and the report with its figures.
+POINT_BYTES = {"quick": 1 << 20, "default": 4 << 20, "full": 16 << 20}
+REPORT_BYTES = 16 << 20
+PROBE_BYTES = 64 << 10
+
+
+def check_room(outdir: Path, level: str, points: int) -> None:
+    """Refuse a study whose runs would not fit on the disk (exit 2, before
+    the first run): an hour of measuring must not end in "cannot write"."""
+    need = points * POINT_BYTES.get(level, POINT_BYTES["full"]) + REPORT_BYTES
+    try:
+        fs = os.statvfs(outdir)
+    except OSError as err:
+        raise InputError(f"{outdir}: {err.strerror or err}") from None
+    free = fs.f_bavail * fs.f_frsize
+    if free < need:
+        raise InputError(f"{outdir}: {free / 2**20:.1f} MiB free, the study's {points} runs and "
+                         f"report need up to {need / 2**20:.0f} MiB; free space or choose "
+                         "another --out")
 
 
 def rewrite_study(outdir: Path, header: dict[str, Any]) -> None:

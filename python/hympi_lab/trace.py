@@ -73,8 +73,8 @@ def _declared(path: str, info: dict[str, Any], key: str, cap: int) -> Optional[i
         return None
     value = info[key]
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= cap:
-        raise InputError(f"{path}: otherData.{key} must be a whole number in 1 .. {cap} "
-                         f"(got {value!r})")
+        raise InputError(f"{path}: otherData.{key} {value!r} is out of range: accepted whole "
+                         f"numbers 1 .. {cap}")
     return value
 
 

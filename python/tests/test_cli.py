@@ -393,7 +393,7 @@ def test_console_script_bad_input_and_success(write_json: Callable[..., str]) ->
     assert round(json.loads(good.stdout)["results"][0]["eps_max"], 2) == 1.60
 
 
-# --- output files: atomic, symlinks followed, a failed write is exit 1 ------------
+# --- output files: atomic, symlinks followed, a failed write is exit 4 ------------
 
 MODEL = ["model", "--n", "8", "--m", "1", "--f-comp-non", "0.2"]
 
@@ -407,8 +407,8 @@ def test_a_file_without_the_records_a_fit_needs_says_what_it_holds(
         "`hympi bench beff` writes them")
 
 
-def test_unwritable_json_path_exits_1_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(MODEL + ["--json", "/nonexistent/dir/out.json"]) == 1
+def test_unwritable_json_path_exits_4_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(MODEL + ["--json", "/nonexistent/dir/out.json"]) == 4
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["hympi-lab: error: cannot write /nonexistent/dir/out.json: No such file or directory"]
 
@@ -428,7 +428,7 @@ def test_a_failed_write_keeps_the_earlier_file_and_leaves_no_partial(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(os, "fsync", full_disk)
-    assert main(argv) == 1
+    assert main(argv) == 4
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"hympi-lab: error: cannot write {target}: No space left on device"]
     assert target.read_bytes() == b"earlier good result"
@@ -466,9 +466,9 @@ def test_model_halo_divides_latency_by_depth(capsys: pytest.CaptureFixture[str])
                  "--depth", "0"]) == 2
 
 
-def test_a_full_standard_output_is_one_line_and_exit_1():
+def test_a_full_standard_output_is_one_line_and_exit_4():
     """Help, version and a command's table written to /dev/full: one error
-    line, exit 1, no traceback (argparse alone would exit 0 silently)."""
+    line, exit 4, no traceback (argparse alone would exit 0 silently)."""
     import subprocess
     import sys
     for args in (["--help"], ["--version"], ["model", "eq14", "--help"],
@@ -476,5 +476,5 @@ def test_a_full_standard_output_is_one_line_and_exit_1():
         with open("/dev/full", "w") as full:
             proc = subprocess.run([sys.executable, "-m", "hympi_lab.cli", *args], stdout=full,
                                   stderr=subprocess.PIPE, text=True, timeout=60)
-        assert proc.returncode == 1, (args, proc.stderr)
+        assert proc.returncode == 4, (args, proc.stderr)
         assert proc.stderr.strip() == "hympi-lab: error: cannot write to standard output: No space left on device", (args, proc.stderr)

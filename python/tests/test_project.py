@@ -424,8 +424,8 @@ def test_bad_numbers(tmp_path, capsys, args):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--max-nodes", "20000"], "argument --max-nodes: must lie in 1..16384 (got '20000')"),
-    (["--samples", "1000000"], "argument --samples: must lie in 10..100000 (got '1000000')")])
+    (["--max-nodes", "20000"], "argument --max-nodes: '20000' is out of range: accepted 1 .. 16384"),
+    (["--samples", "1000000"], "argument --samples: '1000000' is out of range: accepted 10 .. 100000")])
 def test_out_of_range_refused_before_the_study_is_read(tmp_path, capsys, args, message):
     # No study directory at all: the range is what gets reported.
     assert cli.main(["project", str(tmp_path / "no-such-study"), *args]) == 2

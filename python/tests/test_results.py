@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from hympi_lab import results
-from hympi_lab.errors import InputError
+from hympi_lab.atomic import write_atomic
+from hympi_lab.errors import InputError, OutputError
 
 from conftest import document
 
@@ -148,8 +149,8 @@ def test_write_atomic_writes_a_device_in_place() -> None:
 
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
-    with pytest.raises(results.OutputError, match="cannot write /dev/full"):
-        results.write_atomic("/dev/full", "{}\n")
+    with pytest.raises(OutputError, match="cannot write /dev/full"):
+        write_atomic("/dev/full", "{}\n")
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
-    results.write_atomic("/dev/null", "{}\n")
+    write_atomic("/dev/null", "{}\n")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)

@@ -280,7 +280,20 @@ def test_resume_of_another_schema_version(tmp_path, capsys):
 
 
 def test_resume_with_other_options(tmp_path, capsys):
-    assert "give no other study options" in _bad(["study", "--resume", str(tmp_path), "--quick"], capsys)
+    assert "--quick cannot apply with --resume" in _bad(["study", "--resume", str(tmp_path), "--quick"], capsys)
+    for flag, value in (("--run-timeout", "5"), ("--link", "10mbit")):
+        assert f"{flag} cannot apply with --resume" in _bad(["study", "--resume", str(tmp_path), flag, value],
+                                                             capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--link", "10mbit"], "--link applies to an emulated cluster only"),
+    (["--app-name", "heat"], "--app-name names the program of --app"),
+    (["--hostfile", "/etc/hostname", "--launcher", "srun"], "--hostfile cannot apply with --launcher srun"),
+])
+def test_an_option_that_cannot_apply_is_named(argv, message, tmp_path, capsys):
+    assert message in _bad(["study", "--quick", "--out", str(tmp_path / "s"), *argv], capsys)
+    assert not (tmp_path / "s").exists()
 
 
 def test_out_holding_another_study_or_files(tmp_path, capsys):
@@ -295,7 +308,7 @@ def test_out_holding_another_study_or_files(tmp_path, capsys):
 def test_out_not_writable(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert "not writable" in _bad(["study", "--quick", "--out", str(blocker / "sub")], capsys)
+    assert f"{blocker} is not a directory" in _bad(["study", "--quick", "--out", str(blocker / "sub")], capsys)
 
 
 def test_bad_layouts_and_launchers(tmp_path, capsys):
@@ -382,7 +395,8 @@ def test_interrupt_ends_the_run_keeps_results_and_says_how_to_resume(tmp_path, s
         time.sleep(0.05)
     child.send_signal(sig)
     out, err = child.communicate(timeout=60)
-    assert child.returncode == 130, out + err
+    # docs/exit-codes.md: 130 for Ctrl-C, 143 for SIGTERM
+    assert child.returncode == (143 if sig == signal.SIGTERM else 130), out + err
     assert f"Resume with: hympi-lab study --resume {outdir}" in out
     assert len(point_keys(outdir)) >= 2
     # no rank of the interrupted run is left behind
@@ -410,9 +424,9 @@ def test_study_on_the_emulated_cluster(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
-def test_a_full_disk_stops_cleanly_and_keeps_whole_points(tmp_path):
-    """On a 300 kB tmpfs the b_eff records do not fit: the study says so, exits 1,
-    keeps the points before, leaves no torn line and no temporary file."""
+def test_a_disk_without_room_for_the_study_is_refused_before_any_run(tmp_path):
+    """On a 300 kB tmpfs the study's runs do not fit: the check before the
+    runs says so (exit 2), nothing is measured, no temporary file is left."""
     mnt = tmp_path / "small"
     mnt.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)]).returncode:
@@ -421,11 +435,48 @@ def test_a_full_disk_stops_cleanly_and_keeps_whole_points(tmp_path):
         outdir = mnt / "s"
         proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2",
                         "--steps", "info,beff,pack", "--out", str(outdir)])
-        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert re.search(r"MiB free, the study's 3 runs and report need up to \d+ MiB", proc.stderr)
+        assert "Traceback" not in proc.stderr and not (outdir / "results.jsonl").exists()
+        assert not list(mnt.rglob("*.tmp"))
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+@pytest.mark.parametrize("fill_at", ["info", "pack"])
+def test_a_disk_filled_during_the_study_stops_it_cleanly_and_keeps_whole_points(tmp_path, fill_at):
+    """Another program fills the disk while the study runs (here: a hympi
+    that fills it before its run of `fill_at`): the study says so in one
+    line, exits 4, keeps whole points only and leaves no temporary file.
+    Filled before the first point, results.jsonl cannot take its lines: the
+    study stops with its --resume line. Filled before the last, its run
+    fails (hympi cannot write its document), its status line still fits,
+    and the report cannot be written."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    words = ("info --threads" if fill_at == "info" else "bench pack").split()
+    wrapper = tmp_path / "hympi"
+    wrapper.write_text("#!/bin/sh\n"
+                       f'if [ "$1" = {words[0]} ] && [ "$2" = {words[1]} ]; then '
+                       f'cat /dev/zero > "{mnt}/filler" 2>/dev/null; fi\n'
+                       f'exec "{ROOT / "build" / "bin" / "hympi"}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    try:
+        outdir = mnt / "s"
+        proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "1", "--steps", "info,pack",
+                        "--hympi", str(wrapper), "--out", str(outdir)])
+        assert proc.returncode == 4, proc.stdout + proc.stderr
         assert "No space left on device" in proc.stdout and "Traceback" not in proc.stderr
-        assert f"resume with: hympi-lab study --resume {outdir}" in proc.stdout
-        records = lines(outdir / "results.jsonl")  # every line whole JSON
-        assert any(r["record"] == "point" and r["point"] == "info" for r in records)
+        if fill_at == "info":
+            assert f"resume with: hympi-lab study --resume {outdir}" in proc.stdout
+        else:
+            assert "the report could not be written: cannot write" in proc.stdout
+            status = {r["point"]: r["status"] for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
+            assert status == {"info": "ok", "pack": "failed"}
+        lines(outdir / "results.jsonl")  # every line whole JSON
         assert not list(mnt.rglob("*.tmp"))
     finally:
         subprocess.run(["umount", str(mnt)])
