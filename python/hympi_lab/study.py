@@ -303,7 +303,7 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
                 print(f"\nhympi-lab study: the Slurm job is ending ({ending}); what was "
                       f"measured is kept in {results_path}.\nResume with: hympi-lab study "
                       f"--resume {outdir}", file=out, flush=True)
-                return 143
+                return EXIT_TERMINATED
             append_lines(results_path, outcome.records +
                          [point_status_line(point, outcome, setting.launch(point.cores_per_rank)[1])])
             spent.setdefault(point.step, []).append(outcome.wall_s)

@@ -93,7 +93,9 @@ def test_quick_study_finishes_with_every_step(quick_study):
         "depth-jacobi-h1", "depth-jacobi-h3", "depth-spmv-h1", "depth-spmv-h3"}
     # the exact command of every run is logged
     log = (outdir / "commands.log").read_text()
-    assert log.count("\n# ") + 1 == len(status)
+    assert sorted(re.findall(r"^# \S+ (\S+)$", log, re.M)) == sorted(status)
+    # ... after the line that says where the study started and how it launches
+    assert re.match(r"# \S+ start: host \S+; 2 ranks x 2 threads; launcher: ", log)
     assert all(re.search(rf"--json \S*raw/{re.escape(k)}\.json", log) for k in status)
 
 
