@@ -88,7 +88,7 @@ def write_report(outdir: Path) -> str:
     fit = fits(study)
     write_json(outdir / "fit.json", fit)
     runs = solve_runs(study)
-    advice = kernel_advice(runs)
+    advice = kernel_advice(runs, study.oversubscribed)
     verdict = recommendation(study, advice, fit)
     ctx = sec.Ctx(study, outdir, fit, runs, advice, verdict, plotting, trace_mod, NUMBERS)
     summary: list[Block] = [Paragraph(verdict, "verdict", "summary", ("recommendation", "Details"))]
