@@ -251,8 +251,14 @@ def _check_meaning(rec: dict[str, Any], where: str) -> None:
         if total > 1 + 1e-9:
             raise _refuse(f"{where}: result.fractions", "shares summing to at most 1", fractions)
     kind = (rec["step"], result.get("kind"))
-    if kind in (("solve", "solve"), ("depth", "solve"), ("overlap", "point")) \
-            and result.get("scheme") == "multiple":
+    runs = (("solve", "solve"), ("depth", "solve"), ("overlap", "point"))
+    per_rank = rec["context"].get("threads_per_rank")
+    if kind in runs and isinstance(per_rank, int) and result.get("threads") != per_rank:
+        # The run's own count is its context's: a record saying 1024 threads
+        # of a 1-thread run would make the report judge a hybrid run.
+        raise _refuse(f"{where}: result.threads", f"the run's threads per rank "
+                      f"(context.threads_per_rank = {per_rank})", result.get("threads"))
+    if kind in runs and result.get("scheme") == "multiple":
         # multiple reserves m of its n threads for communication: eq. (3)
         # divides by m and by n - m.
         threads = result["threads"]
