@@ -282,8 +282,12 @@ def overlap(ctx: Ctx) -> list[Block]:
         s[1].append(rec["epsilon"]["median"])
         s[2].append(rec["epsilon"]["min"])
         s[3].append(rec["epsilon"]["max"])
-    fitted = ((eq14["params"]["comm_ratio"]["value"], eq14["params"]["non_ratio"]["value"])
-              if "params" in eq14 else None)
+    # The fitted curve (and the crossover its legend names) only where both
+    # ratios are determined: an undetermined fit drew "crossover nk_loc = 223".
+    params = eq14.get("params", {})
+    fitted = ((params["comm_ratio"]["value"], params["non_ratio"]["value"])
+              if "params" in eq14 and determined(params["comm_ratio"]) and determined(params["non_ratio"])
+              else None)
     if series and n_ov and judge.one_point([s[0] for s in series.values()]):
         b.table(["scheme", "m", "nk_loc", "epsilon median", "min", "max"],
                 [(k[0], k[1], s[0][0], s[1][0], s[2][0], s[3][0]) for k, s in series.items()],

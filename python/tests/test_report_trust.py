@@ -435,3 +435,24 @@ def test_no_none_nan_or_inf_in_a_report(tmp_path, name):
     text = report.write_report(d)
     page = page_text(d / "report.html")
     assert not NON_NUMBERS.search(text) and not NON_NUMBERS.search(page), NON_NUMBERS.findall(page)
+
+
+def test_an_undetermined_eq14_fit_draws_no_curve(tmp_path, monkeypatch):
+    """The quick study's figure drew the fit's curve with 'crossover nk_loc =
+    223' in its legend while its caption said the fit was not determined."""
+    from hympi_lab import plotting, sections
+
+    drawn: list[Any] = []
+    monkeypatch.setattr(plotting, "overlap", lambda series, n, fit, outputs: drawn.append(fit)
+                        or Path(outputs[0]).write_bytes(b"\x89PNG"))
+    point = {"step": "overlap", "context": {}, "result": {"kind": "point", "scheme": "funneled",
+             "threads": 2, "nk_loc": 4.0, "epsilon": {"min": 1.0, "median": 1.1, "max": 1.2}}}
+    other = json.loads(json.dumps(point))
+    other["result"]["nk_loc"] = 16.0
+    study = analysis.Study(tmp_path, {}, [point, other], {})
+    (tmp_path / "figures").mkdir()
+    for fit, expected in [({"value": 5.9, "sigma": 3.5}, (5.9, 11.9)), ({"value": 1e-3, "sigma": 40.0}, None)]:
+        eq14 = {"params": {"comm_ratio": fit, "non_ratio": {"value": 11.9, "sigma": 6.4}}, "rms_residual": 0.2}
+        ctx = sections.Ctx(study, tmp_path, {"eq14": eq14}, {}, [], "", plotting, None)
+        sections.overlap(ctx)
+        assert drawn[-1] == expected
