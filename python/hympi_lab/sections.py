@@ -154,7 +154,11 @@ def beff(ctx: Ctx) -> list[Block]:
         patterns[name] = (kinds[name], lengths, [best[(name, n)] for n in lengths])
     pp = sorted(((r["result"]["bytes"], r["result"]["bandwidth_MBps"]) for r in study.of("beff", "pingpong")))
     hk = ctx.fit.get("hockney", {})
-    hockney = (hk["params"]["T_lat"]["value"], hk["params"]["b_inf"]["value"]) if "params" in hk else None
+    # The fitted curve only where both parameters are determined: a latency of
+    # -2.1 +- 8.8 us drew a curve with a pole and a negative T_lat in its legend.
+    hockney = ((hk["params"]["T_lat"]["value"], hk["params"]["b_inf"]["value"])
+               if "params" in hk and determined(hk["params"]["T_lat"]) and determined(hk["params"]["b_inf"])
+               else None)
     b.figure("fig-beff", lambda o: ctx.plotting.beff(
         patterns, (list(zip(*pp))[0], list(zip(*pp))[1]) if pp else None, hockney, o), _beff_text(ctx, hk))
     cyc = next((r["result"] for r in study.of("cyclic3d", "summary")), None)

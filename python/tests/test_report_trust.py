@@ -456,3 +456,20 @@ def test_an_undetermined_eq14_fit_draws_no_curve(tmp_path, monkeypatch):
         ctx = sections.Ctx(study, tmp_path, {"eq14": eq14}, {}, [], "", plotting, None)
         sections.overlap(ctx)
         assert drawn[-1] == expected
+
+
+def test_an_undetermined_hockney_fit_draws_no_curve(tmp_path, monkeypatch):
+    from hympi_lab import plotting, sections
+
+    drawn: list[Any] = []
+    monkeypatch.setattr(plotting, "beff", lambda patterns, pp, hockney, outputs: drawn.append(hockney)
+                        or Path(outputs[0]).write_bytes(b"\x89PNG"))
+    point = {"step": "beff", "context": {}, "result": {"kind": "point", "pattern": "ring-2", "bytes": 8,
+                                                     "bandwidth_MBps": 10.0}}
+    study = analysis.Study(tmp_path, {}, [point], {})
+    (tmp_path / "figures").mkdir()
+    b_inf = {"value": 1.3e8, "sigma": 7e7}
+    for lat, expected in [({"value": 7e-7, "sigma": 1e-7}, (7e-7, 1.3e8)), ({"value": -2.1e-6, "sigma": 8.8e-6}, None)]:
+        fit = {"hockney": {"params": {"T_lat": lat, "b_inf": b_inf, "n_half": {"value": 91.0, "sigma": 1.0}}}}
+        sections.beff(sections.Ctx(study, tmp_path, fit, {}, [], "", plotting, None))
+        assert drawn[-1] == expected
