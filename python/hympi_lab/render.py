@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import sections as sec
+from . import sections as sec, sections_depth
 from .analysis import (DEPTH_SECTION, fits, kernel_advice, load, recommendation, solve_runs,
                        write_csv, write_json)
 from .content import Block, Paragraph
@@ -38,7 +38,7 @@ SECTIONS: list[tuple[str, str, Section]] = [
     ("timelines", "Thread timelines", sec.timelines),
     ("recommendation", "Recommendation", sec.recommendation),
     ("projection", "Projection to 16,384 nodes", sec.projection),
-    ("depth", "Temporal blocking (jacobi, spmv --halo-depth)", sec.depth),
+    ("depth", "Temporal blocking (jacobi, spmv --halo-depth)", sections_depth.depth),
 ]
 # Sections shown only when they hold something, numbered after the others.
 OPTIONAL_SECTIONS: list[tuple[str, str, Section]] = [
