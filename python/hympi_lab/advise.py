@@ -49,6 +49,11 @@ from numpy.typing import NDArray
 from . import fit, model, results
 from .errors import InputError
 
+# The most threads per process advised on: advise --n's bound
+# (cli_args.MAX_THREADS); a record of 10^30 threads must not make the
+# candidates' loop run for ever.
+MAX_THREADS = 4096
+
 # Relative difference in epsilon below which two candidates tie. At
 # f_comm_equiv funneled and masteronly tie exactly in exact arithmetic.
 TIE_TOL = 1e-9
@@ -147,6 +152,8 @@ def advise(f_comm: float, f_comp_non: float, n: int,
            beta: Optional[Mapping[int, float]] = None,
            inter_share: Optional[float] = None) -> Advice:
     """Rank the candidates for measured fractions; see the module docstring."""
+    if n > MAX_THREADS:
+        raise InputError(f"n must be at most {MAX_THREADS} threads (got {n})")
     problems = model.fraction_problems(n, None, f_comp_non, f_comm)
     if inter_share is not None and not 0.0 <= inter_share <= 1.0:
         problems.append(f"the inter-node share must lie in [0, 1] (got {inter_share:g})")
@@ -348,15 +355,24 @@ def from_overlap_points(paths: Sequence[str], nk_loc: float, n: Optional[int] = 
 IDLE_LIMIT = 0.5
 
 
+# CPU ids of an affinity mask above this are no machine's (hympi's limit on
+# ranks, 2^22): a mask '0-1000000000000' is refused, not expanded for hours.
+MAX_CPU_ID = 4194304
+
+
 def _cpus(mask: str) -> set[int]:
     """CPU ids of an affinity text such as '0-3,8,10-11' (empty when unreadable)."""
     cpus: set[int] = set()
     for part in str(mask).split(","):
         lo, _, hi = part.strip().partition("-")
         try:
-            cpus.update(range(int(lo), int(hi or lo) + 1))
+            first, last = int(lo), int(hi or lo)
         except ValueError:
             return set()
+        if last > MAX_CPU_ID:
+            raise InputError(f"an affinity mask names CPU {last}, beyond any machine's "
+                             f"(at most {MAX_CPU_ID}): {str(mask)[:40]!r}")
+        cpus.update(range(first, last + 1))
     return cpus
 
 
@@ -389,6 +405,22 @@ def oversubscription(context: Mapping[str, object]) -> Optional[str]:
     return None
 
 
+def _median_time(rec: Mapping[str, object], path: str) -> Optional[float]:
+    """The median time of a masteronly record (None: it has none, which is not
+    held against it), refused unless positive finite numbers with min <=
+    median <= max: a negative one skipped the idle check and turned 'cannot
+    recommend' into a ranking."""
+    time_s = rec.get("time_s")
+    if time_s is None:
+        return None
+    stats = [time_s.get(k) if isinstance(time_s, Mapping) else None for k in ("min", "median", "max")]
+    if not (all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+                for v in stats) and stats[0] <= stats[1] <= stats[2]):  # type: ignore[operator]
+        raise InputError(f"{path}: a masteronly record's time_s must be positive finite numbers "
+                         f"with min <= median <= max (got {time_s!r})"[:300])
+    return float(stats[1])  # type: ignore[arg-type]
+
+
 def untrusted_reasons(documents: Sequence[results.Document], n: Optional[int] = None) -> list[str]:
     """Why the masteronly solve records of `documents` cannot back a choice
     (empty when nothing is known against them): oversubscription, idle time
@@ -408,10 +440,15 @@ def untrusted_reasons(documents: Sequence[results.Document], n: Optional[int] = 
             repeat = rec.get("repeat")
             repetitions += repeat if isinstance(repeat, int) and repeat > 0 else 2
             idle = (rec.get("breakdown_s") or {}).get("idle") if isinstance(rec.get("breakdown_s"), Mapping) else None
-            time_s = rec.get("time_s")
-            median = time_s.get("median") if isinstance(time_s, Mapping) else None
-            if isinstance(idle, list) and idle and isinstance(median, (int, float)) and median > 0:
-                share = float(np.mean([float(x) for x in idle])) / float(median)
+            median = _median_time(rec, doc.path)
+            if isinstance(idle, list) and idle and median is not None:
+                # mean as a sum of parts: 1e308 per thread must not overflow to inf
+                share = (sum(float(x) / len(idle) for x in idle) / median
+                         if all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0
+                                for x in idle) else math.nan)
+                if not math.isfinite(share):
+                    raise InputError(f"{doc.path}: a masteronly record's idle times ({idle[0]!r}, ...) "
+                                     "are no seconds of its run")
                 reason = (f"idle time dominates the loop ({share:.0%} of it on average in "
                           f"{doc.path}): the run measured waiting, not the scheme")
                 if share > IDLE_LIMIT and reason not in reasons:
@@ -436,6 +473,9 @@ def from_solve_records(documents: Sequence[results.Document], n: Optional[int] =
                          + (f" at --n {n}" if n is not None else "")
                          + " in the input (for overlap benchmark points give --nk-loc)")
     threads = sorted({f.threads for f in found})
+    if threads[-1] > MAX_THREADS:
+        raise InputError(f"the records say {threads[-1]} threads per process; at most {MAX_THREADS} "
+                         "are advised on (a damaged record?)")
     if len(threads) > 1:
         raise InputError(f"the records were run with different thread counts "
                          f"({', '.join(map(str, threads))}); choose one with --n")
@@ -460,7 +500,7 @@ def advise_input(given: AdviseInput, m_max: Optional[int] = None,
     trusted."""
     breaks: list[float] = []
     # Without n >= 2 and positive shares with beta(1), advise() refuses the input.
-    if given.n >= 2 and (beta is None or (1 in beta and all(v > 0 for v in beta.values()))):
+    if 2 <= given.n <= MAX_THREADS and (beta is None or (1 in beta and all(v > 0 for v in beta.values()))):
         breaks = break_slopes(given.n, m_max, beta)
     result = advise(given.f_comm, given.f_comp_non, given.n, given.uncertainty_samples(breaks), m_max,
                     beta, given.inter_share)

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from . import advise as advise_mod, fit as fit_mod, schemes as schemes_mod
+from . import advise as advise_mod, fit as fit_mod, judge, schemes as schemes_mod
 from .atomic import write_atomic
 from .errors import InputError
 from .results import inter_share
-from .studydir import RESULTS, STUDY_FILE, load_results, load_study
+from .studydir import RESULTS, STUDY_FILE, load_results_full, load_study
 
 # Run-to-run spread below which a model error is not distinguishable from noise.
 NOISE_FLOOR = 0.05
@@ -36,6 +36,9 @@ class Study:
     header: dict[str, Any]
     results: list[dict[str, Any]]
     status: dict[str, dict[str, Any]]
+    # points whose records end results.jsonl without their point line (a
+    # study stopped while it ran them): left out, and said so
+    unfinished: tuple[str, ...] = ()
 
     def of(self, step: str, kind: Optional[str] = None) -> list[dict[str, Any]]:
         return [r for r in self.results if r["step"] == step
@@ -47,17 +50,28 @@ class Study:
 
     @property
     def oversubscribed(self) -> bool:
-        """Whether threads shared cores: the study's setting says so, or the
-        context of any of its runs does (a study.json edited or from another
-        machine must not turn such timings into a recommendation)."""
-        return bool(self.setting.get("oversubscribed")) or any(
+        """Whether threads shared cores: the study's setting says so, its
+        layout does (more threads than cores, as launch.py decides it), or
+        the context of any of its runs does (a study.json edited or from
+        another machine must not turn such timings into a recommendation)."""
+        st = self.setting
+        ranks, threads, cores = st.get("ranks"), st.get("threads"), st.get("cores")
+        nodes = st.get("nodes") if st.get("nodes_kind") == "real" else 1
+        crowded = (all(isinstance(v, int) for v in (ranks, threads, cores, nodes))
+                   and ranks * threads > cores * nodes)
+        return bool(st.get("oversubscribed")) or crowded or any(
             r["context"].get("oversubscribed") is True for r in self.results)
+
+    @property
+    def failed(self) -> list[str]:
+        """The points whose run failed (they have no results)."""
+        return [key for key, st in self.status.items() if st.get("status") != "ok"]
 
 
 def load(outdir: Path) -> Study:
     header = load_study(outdir)
-    results, status = load_results(outdir / RESULTS)
-    return Study(outdir, header, results, status)
+    loaded = load_results_full(outdir / RESULTS)
+    return Study(outdir, header, loaded.results, loaded.status, tuple(loaded.unfinished))
 
 
 
@@ -187,6 +201,7 @@ class Validation:
     measured: float
     spread: float        # relative run-to-run spread of the two runs' times
     note: str
+    judged: judge.Compared = judge.Compared(None, "no model")
 
     @property
     def error(self) -> Optional[float]:
@@ -194,10 +209,13 @@ class Validation:
 
 
 def validations(runs: dict[str, list[SolveRun]],
-                table: Optional[Mapping[str, schemes_mod.SchemeModel]] = None) -> list[Validation]:
+                table: Optional[Mapping[str, schemes_mod.SchemeModel]] = None,
+                oversubscribed: bool = False) -> list[Validation]:
     """Eq. (3) and its relatives (schemes.py's table) from each kernel's
     masteronly fractions against the measured epsilon; a scheme without a
-    model gets a row that says so."""
+    model gets a row that says so. Each row is judged (judge.compare): not
+    at all on an oversubscribed machine, and marked where the run-to-run
+    spread covers the difference."""
     rows = []
     for kernel, kruns in runs.items():
         mo = next((s for s in kruns if s.scheme == "masteronly"), None)
@@ -213,7 +231,8 @@ def validations(runs: dict[str, list[SolveRun]],
             got = (entry.epsilon(fc, fn, s.threads, s.m, mo.inter_share)
                    if entry is not None and entry.epsilon is not None else None)
             pred, note = got if got is not None else (None, "no equation in the papers for this scheme")
-            rows.append(Validation(kernel, s.label, s.threads, s.m, pred, measured, spread, note))
+            rows.append(Validation(kernel, s.label, s.threads, s.m, pred, measured, spread, note,
+                                   judge.compare(pred, measured, spread, NOISE_FLOOR, oversubscribed)))
     return rows
 
 
@@ -228,9 +247,14 @@ class KernelAdvice:
     model_verdict: str
     model_best: str
     model_eps: Optional[float]
+    threads: int = 1     # the most threads per rank of the kernel's runs
 
 
-def kernel_advice(runs: dict[str, list[SolveRun]]) -> list[KernelAdvice]:
+def kernel_advice(runs: dict[str, list[SolveRun]], oversubscribed: bool = False) -> list[KernelAdvice]:
+    """Per kernel: the fastest run, whether its repetitions separate it from
+    the runner-up, its gains, and what eq. (3) says from the masteronly
+    fractions (nothing from an oversubscribed run: `advise` refuses those
+    too)."""
     out = []
     for kernel, kruns in runs.items():
         ranked = sorted(kruns, key=lambda s: s.median)
@@ -243,7 +267,9 @@ def kernel_advice(runs: dict[str, list[SolveRun]]) -> list[KernelAdvice]:
                      or (s.scheme == "masteronly" and s.threads == 1)), None)
         mo = next((s for s in kruns if s.scheme == "masteronly"), None)
         verdict, model_best, model_eps = "no masteronly run: the model has no inputs", "", None
-        if mo is not None and mo.threads >= 2 and mo.fractions:
+        if oversubscribed:
+            verdict = "cannot recommend: the runs were oversubscribed (threads shared cores)"
+        elif mo is not None and mo.threads >= 2 and mo.fractions:
             fc, fn = mo.fractions["f_comm"], mo.fractions["f_comp_non"]
             rel = (mo.high - mo.low) / mo.median if mo.median > 0 else 0.0
             samples = advise_mod.box_samples(fc, max(rel * fc, 0.01), fn, max(rel * fn, 0.01))
@@ -255,67 +281,111 @@ def kernel_advice(runs: dict[str, list[SolveRun]]) -> list[KernelAdvice]:
         out.append(KernelAdvice(kernel, best, second, separated,
                                 pure.median / best.median if pure else None,
                                 mo.median / best.median if mo else None,
-                                verdict, model_best, model_eps))
+                                verdict, model_best, model_eps, max(s.threads for s in kruns)))
     return out
 
 
-def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]) -> str:
-    """The one-paragraph recommendation, or why there is none."""
+def left_out(study: Study) -> str:
+    """What the verdict was drawn without, said in it ('' when nothing):
+    failed runs and an unfinished point at the end of results.jsonl."""
+    notes = []
+    failed = study.failed
+    if failed:
+        notes.append(f"{len(failed)} run(s) failed and are left out ({', '.join(failed[:4])}"
+                     + (", ..." if len(failed) > 4 else "") + ")")
+    if study.unfinished:
+        notes.append(f"{len(study.unfinished)} unfinished point(s) at the end of {RESULTS} (a study "
+                     f"stopped while it ran them) are left out ({', '.join(study.unfinished[:4])}; "
+                     "--resume measures them)")
+    return (" Drawn without: " + "; ".join(notes) + ".") if notes else ""
+
+
+def _advice_part(a: KernelAdvice) -> str:
+    gains = []
+    if a.gain_pure is not None:
+        gains.append(f"{a.gain_pure:.2f}x pure MPI")
+    if a.gain_masteronly is not None:
+        gains.append(f"{a.gain_masteronly:.2f}x masteronly")
+    sure = ("clearly (repetitions do not overlap)" if a.separated else
+            f"not separated from {a.runner_up.label if a.runner_up else '-'} "
+            "(repetitions overlap)")
+    model_part = (f"; the model predicts {a.model_best} (epsilon {a.model_eps:.2f})"
+                  if a.model_eps is not None and judge.finite(a.model_eps) else "")
+    return f"{a.kernel}: {a.best.label}, {', '.join(gains)}, {sure}{model_part}"
+
+
+def _cannot_separate(study: Study, advice: list[KernelAdvice], code: str, layout: str) -> str:
+    """The verdict of an oversubscribed study: what ran, why no ranking."""
     st = study.setting
-    ranks, threads, cores = st.get("ranks", 0), st.get("threads", 0), st.get("cores", 0)
+    fastest = ", ".join(f"{a.kernel}: {a.best.label}" for a in advice)
+    crowded = st.get("oversubscribed") or not any(r["context"].get("oversubscribed") is True
+                                                  for r in study.results)
+    shared = (f"The study ran {st.get('ranks', 0) * st.get('threads', 0)} threads ({layout}) on "
+              f"{st.get('cores', '?')} cores, so threads share cores" if crowded else
+              "Its runs say they were oversubscribed (their context blocks), so threads shared cores")
+    return (f"No recommendation{code}: this machine cannot separate the schemes. {shared} "
+            f"and the timings measure the operating system's scheduling more than the schemes "
+            f"(for the record, fastest here: {fastest}). Run the study where every thread "
+            f"has a core of its own (e.g. on a cluster node, --ranks and --threads with "
+            f"ranks x threads <= cores).")
+
+
+def _one_thread(advice: list[KernelAdvice], code: str, layout: str) -> str:
+    """The verdict of a study whose every run had one thread per rank."""
+    fastest = "; ".join(f"{a.kernel}: {a.best.label}"
+                        + ("" if a.separated else " (not separated)") for a in advice)
+    return (f"No scheme recommendation{code} from {layout}: with one thread per rank every hybrid "
+            "scheme runs as pure MPI (no thread to overlap or reserve), so the differences "
+            f"measured between them are overheads of their code, not what the scheme is worth "
+            f"(for the record, fastest here: {fastest}). Run the study with --threads 2 or more "
+            "(ranks x threads <= cores) to compare the schemes.")
+
+
+def _eq14_sentence(fit: dict[str, Any]) -> str:
+    eq14 = fit.get("eq14", {})
+    if "params" not in eq14 or "nk_cross_m1" not in eq14["params"]:
+        return ""
+    p = eq14["params"]["nk_cross_m1"]
+    return (f" From the overlap sweep, funneled beats masteronly below nk_loc = "
+            f"{fitted(p)} planes per process (eq. 14 fit)." if determined(p) else
+            " The overlap sweep does not determine where funneled starts to beat masteronly "
+            "(the eq. 14 crossover's uncertainty exceeds its value).")
+
+
+def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]) -> str:
+    """The one-paragraph recommendation, or why there is none; it names the
+    runs it was drawn without (left_out)."""
+    st = study.setting
     if not advice:
         return ("No recommendation: no solve runs were measured (the solve step did not run or "
-                "every run failed)." + ("" if study.oversubscribed else depth_advice(study)))
-    layout = f"{ranks} ranks x {threads} threads"
+                "every run failed)." + ("" if study.oversubscribed else depth_advice(study))
+                + left_out(study))
+    layout = f"{st.get('ranks', 0)} ranks x {st.get('threads', 0)} threads"
     # With the user's program measured (--app), the recommendation is for it.
     users = [a for a in advice if a.kernel.startswith("user:")]
     code = ""
     if users:
         advice = users
         code = " for your code (" + ", ".join(a.kernel for a in users) + ")"
-    if study.oversubscribed:
-        fastest = ", ".join(f"{a.kernel}: {a.best.label}" for a in advice)
-        shared = (f"The study ran {ranks * threads} threads ({layout}) on {cores} cores, so threads "
-                  "share cores" if st.get("oversubscribed") else
-                  "Its runs say they were oversubscribed (their context blocks), so threads shared cores")
-        return (f"No recommendation{code}: this machine cannot separate the schemes. {shared} "
-                f"and the timings measure the operating system's scheduling more than the schemes "
-                f"(for the record, fastest here: {fastest}). Run the study where every thread "
-                f"has a core of its own (e.g. on a cluster node, --ranks and --threads with "
-                f"ranks x threads <= cores).")
-    clear = [a for a in advice if a.separated]
-    parts = []
-    for a in advice:
-        gains = []
-        if a.gain_pure is not None:
-            gains.append(f"{a.gain_pure:.2f}x pure MPI")
-        if a.gain_masteronly is not None:
-            gains.append(f"{a.gain_masteronly:.2f}x masteronly")
-        sure = ("clearly (repetitions do not overlap)" if a.separated else
-                f"not separated from {a.runner_up.label if a.runner_up else '-'} "
-                "(repetitions overlap)")
-        model_part = (f"; the model predicts {a.model_best} (epsilon {a.model_eps:.2f})"
-                      if a.model_eps is not None else "")
-        parts.append(f"{a.kernel}: {a.best.label}, {', '.join(gains)}, {sure}{model_part}")
-    eq14 = fit.get("eq14", {})
-    cross = ""
-    if "params" in eq14 and "nk_cross_m1" in eq14["params"]:
-        p = eq14["params"]["nk_cross_m1"]
-        cross = (f" From the overlap sweep, funneled beats masteronly below nk_loc = "
-                 f"{fitted(p)} planes per process (eq. 14 fit)." if determined(p) else
-                 " The overlap sweep does not determine where funneled starts to beat masteronly "
-                 "(the eq. 14 crossover's uncertainty exceeds its value).")
     # Temporal blocking is measured for the built-in kernels only.
-    extra = cross + ("" if users else depth_advice(study))
+    depth = "" if users else depth_advice(study)
+    if study.oversubscribed:
+        return _cannot_separate(study, advice, code, layout) + left_out(study)
+    if all(a.threads == 1 for a in advice):
+        return _one_thread(advice, code, layout) + depth + left_out(study)
+    clear = [a for a in advice if a.separated]
+    parts = "; ".join(_advice_part(a) for a in advice) + "."
+    extra = _eq14_sentence(fit) + depth + left_out(study)
     if not clear:
         return (f"No clear winner{code} on this machine with {layout}: the run-to-run spread covers the "
-                f"differences between the best schemes. " + "; ".join(parts) + "." + extra)
-    votes: dict[str, int] = {}
-    for a in clear:
-        votes[a.best.label] = votes.get(a.best.label, 0) + 1
-    winner = max(votes, key=lambda k: votes[k])
-    return (f"Recommended{code}: {winner} with {layout} (best, clearly separated, for "
-            f"{votes[winner]} of {len(advice)} kernel{'s' if len(advice) != 1 else ''}). " + "; ".join(parts) + "." + extra)
+                f"differences between the best schemes. " + parts + extra)
+    winners = list(dict.fromkeys(a.best.label for a in clear))
+    if len(winners) > 1:
+        return (f"No single recommendation{code} with {layout}: the clear winner depends on the kernel ("
+                + ", ".join(f"{a.kernel}: {a.best.label}" for a in clear) + "). " + parts + extra)
+    kernels = f"{len(clear)} of {len(advice)} kernel{'s' if len(advice) != 1 else ''}"
+    return (f"Recommended{code}: {winners[0]} with {layout} (best, clearly separated, for "
+            f"{kernels}). " + parts + extra)
 
 
 
@@ -468,5 +538,5 @@ def check_study_dir(outdir: str) -> Path:
 
 
 __all__ = ["Study", "load", "fits", "SolveRun", "user_kernels", "solve_runs", "Validation", "validations",
-           "KernelAdvice", "kernel_advice", "recommendation", "depth_rows", "depth_advice", "write_csv",
+           "KernelAdvice", "kernel_advice", "recommendation", "left_out", "depth_rows", "depth_advice", "write_csv",
            "write_json", "fastest_deep", "check_study_dir", "NOISE_FLOOR", "DEPTH_SECTION", "number_or_nan"]

@@ -10,6 +10,7 @@ string.
 from __future__ import annotations
 
 import base64
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,12 +69,15 @@ Block = Union[Paragraph, Table, Figure]
 
 
 def cell(v: Any) -> str:
-    """A table cell's text: '-' for none, yes/no, 4 significant digits."""
+    """A table cell's text: '-' for none (None, NaN, infinity: no such
+    word reaches the page), yes/no, 4 significant digits."""
     if v is None:
         return "-"
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
+        if not math.isfinite(v):
+            return "-"
         if v == 0:
             return "0"
         return f"{v:.4g}"

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from numpy.typing import ArrayLike  # noqa: E402
 
-from . import model  # noqa: E402
+from . import judge, model  # noqa: E402
 from .atomic import check_target, write_with  # noqa: E402
 from .errors import InputError  # noqa: E402
 
@@ -229,9 +229,21 @@ def breakdown(kernels: dict, outputs: Sequence[str]) -> None:
             ax.bar(range(len(bars)), values, bottom=bottom, color=PHASE_COLOURS[phase],
                    label=PHASE_LABELS[phase])
             bottom += values
+        # An outlier (a run 1000x the others on a crowded machine) would
+        # flatten every other bar: the axis is cut, the cut bars marked.
+        cap = judge.bar_cap(list(bottom))
+        if cap is not None:
+            ax.set_ylim(0, cap)
+            for i, total in enumerate(bottom):
+                if total > cap:
+                    ax.text(i, cap * 0.97, f"cut: {total:.3g} ms", ha="center", va="top",
+                            fontsize="x-small", rotation=90, color="black",
+                            bbox={"facecolor": "white", "edgecolor": "black", "pad": 1.5})
+            ax.set_title(f"{kernel} (axis cut)")
+        else:
+            ax.set_title(kernel)
         ax.set_xticks(range(len(bars)))
         ax.set_xticklabels([b[0] for b in bars], rotation=60, ha="right", fontsize="small")
-        ax.set_title(kernel)
         ax.set_ylabel("ms per run (mean over threads)")
         ax.grid(True, axis="y", alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -285,7 +297,9 @@ def projection(doc: dict, outputs: Sequence[str]) -> None:
     with its 16-84 % band, one panel per kernel and scaling."""
     panels = [p for p in doc["projections"] if p["series"]]
     if not panels:
-        raise InputError("nothing to plot: no scheme of the study runs on the requested node shape")
+        held = [p["withheld"] for p in doc["projections"] if p.get("withheld")]
+        raise InputError("nothing to plot: " + (held[0] if held else
+                                                 "no scheme of the study runs on the requested node shape"))
     cols = len({p["scaling"] for p in panels})
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 3.8 * rows), squeeze=False,
@@ -297,9 +311,14 @@ def projection(doc: dict, outputs: Sequence[str]) -> None:
             eff = np.array([np.nan if v is None else v for v in s["efficiency"]])
             lo = np.array([np.nan if v is None else v for v in s["low_s"]])
             hi = np.array([np.nan if v is None else v for v in s["high_s"]])
-            # Efficiency is T_best(1) / (T(N) [x N]): the time band maps onto it inversely.
-            with np.errstate(invalid="ignore", divide="ignore"):
-                e_hi, e_lo = eff * t / lo, eff * t / hi
+            # Efficiency is T_best(1) / (T(N) [x N]): the time band maps onto it
+            # inversely (project._series_doc, clipped to 0..1 there).
+            if "efficiency_low" in s:
+                e_lo = np.array([np.nan if v is None else v for v in s["efficiency_low"]])
+                e_hi = np.array([np.nan if v is None else v for v in s["efficiency_high"]])
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    e_hi, e_lo = np.clip(eff * t / lo, 0, 1), np.clip(eff * t / hi, 0, 1)
             # Past ten series the colours repeat: a dashed line tells them apart.
             ax.plot(nodes, eff, marker=".", color=f"C{i % 10}", linestyle=("-", "--", ":")[i // 10 % 3],
                     label=s["scheme"])

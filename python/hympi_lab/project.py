@@ -14,7 +14,12 @@ and predicts the time per iteration of a user-given grid and node shape
 scaling, per scheme and per m, with an uncertainty band, plus the node
 count where the fastest scheme changes. Before it projects anything it
 predicts the study's own runs and reports the error against each (the
-issue's 15 % self-consistency), so a reader sees how far to trust it.
+issue's 15 % self-consistency), so a reader sees how far to trust it. A
+scheme whose own run it misses by more than that is not projected
+(`missed`), nor is anything of an oversubscribed study or of a kernel whose
+every run it misses (`withheld`): no extrapolation and no crossover comes
+from a miss. The efficiency band is clipped to what an efficiency can be,
+0..1.
 
 Each rank's messages come from the geometry of a node-aware decomposition
 (nodes on a 3-D grid, a 3-D block of ranks in each node, one halo layer of
@@ -41,13 +46,17 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from . import schemes as schemes_mod
+from . import judge, schemes as schemes_mod
 from .errors import InputError
 from .geometry import VALUE_BYTES, RankGeometry, decompose, factor3, worst_rank
 from .project_inputs import DEEP_HALO_SCHEMES, DEFAULT_COST_SIGMA, Cost, Inputs, Link, load_inputs
 from .schemes import SHARED_WINDOW_INTRA_COST
 
 MAX_NODES = 16384
+# The largest node shape projected: threads per rank as hympi allows them
+# (launch.py), cores per node well above any node built.
+MAX_THREADS = 1024
+MAX_CORES = 65536
 SAMPLES_RANGE = (10, 100000)  # Monte Carlo draws for the band
 SELF_CONSISTENCY_LIMIT = 0.15
 # cg reduces twice per iteration (p.q, then r.r; src/kernels/cg.cpp);
@@ -216,13 +225,15 @@ def runs_on(cost: Cost, shape: Shape, schemes: Optional[dict[str, schemes_mod.Sc
 
 
 def project(inputs: Inputs, kernel: str, shape: Shape, grid: Sequence[int], scaling: str,
-            max_nodes: int = MAX_NODES, samples: int = 200, seed: int = 1) -> list[Series]:
+            max_nodes: int = MAX_NODES, samples: int = 200, seed: int = 1,
+            exclude: Sequence[str] = ()) -> list[Series]:
     """Time per iteration over node counts, one series per scheme run measured
-    for `kernel`. Weak scaling: every node keeps `grid`'s points (the grid
-    grows along its node grid); strong: `grid` is the whole problem."""
+    for `kernel` (but those labelled in `exclude`). Weak scaling: every node
+    keeps `grid`'s points (the grid grows along its node grid); strong:
+    `grid` is the whole problem."""
     # The steady state: a deep halo exchanges once per h sweeps.
     costs = [replace(c, exchanges_per_sweep=0.0) for c in inputs.costs.get(kernel, [])
-             if has_model(c, inputs) and runs_on(c, shape, inputs.schemes)]
+             if has_model(c, inputs) and runs_on(c, shape, inputs.schemes) and c.label not in exclude]
     counts = node_counts(max_nodes)
     rng = np.random.default_rng(seed)
     draws = [(inputs.inter.sample(rng), inputs.intra.sample(rng), rng.standard_normal())
@@ -343,6 +354,11 @@ def request_problems(inputs: Inputs, req: Request) -> list[str]:
     s = req.shape
     if min(s.cores, s.ranks, s.threads) < 1:
         problems.append("cores per node, ranks and threads must be >= 1")
+    elif s.cores > MAX_CORES or s.threads > MAX_THREADS:
+        # hympi runs at most 1024 threads per rank; a node of 10^18 cores would
+        # not fail but factor its decomposition for hours.
+        problems.append(f"a node of {s.cores} core(s), {s.ranks} rank(s) x {s.threads} thread(s): cores "
+                        f"per node must lie in 1..{MAX_CORES} and threads in 1..{MAX_THREADS}")
     elif s.ranks * s.threads != s.cores:
         problems.append(f"a node of {s.cores} core(s) cannot run {s.ranks} rank(s) x {s.threads} "
                         f"thread(s) (= {s.ranks * s.threads}): cores per node must equal ranks x threads")
@@ -376,6 +392,42 @@ def shape_limits(inputs: Inputs, req: Request) -> list[str]:
 
 def _clean(values: Iterable[float]) -> list[Optional[float]]:
     return [v if math.isfinite(v) else None for v in values]
+
+
+def missed(kernel: str, checks: Sequence[Check]) -> list[str]:
+    """The runs of `kernel` the self-check misses by more than
+    SELF_CONSISTENCY_LIMIT: a scheme's series is carried to other node
+    counts only when the model reproduces that scheme's own run, so no
+    extrapolation and no crossover comes from a miss."""
+    return [c.label for c in checks if c.kernel == kernel and c.within is False]
+
+
+def withheld(kernel: str, checks: Sequence[Check], oversubscribed: bool = False) -> str:
+    """Why nothing of `kernel` is projected ('' when some of it is): the
+    study was oversubscribed (its times are the scheduler's, a run the model
+    'reproduces' is luck), or the model misses every run of the kernel."""
+    if oversubscribed:
+        return ("the study was oversubscribed (threads shared cores), so its times measure the "
+                "scheduler: nothing is carried to other node counts")
+    mine = [c for c in checks if c.kernel == kernel and c.within is not None]
+    if mine and all(not c.within for c in mine):
+        return (f"the model misses all {len(mine)} of {kernel}'s measured runs by more than "
+                f"{SELF_CONSISTENCY_LIMIT * 100:.0f} %, so it is not carried to other node counts")
+    return ""
+
+
+def _series_doc(s: Series) -> dict[str, Any]:
+    """One series of the document. The band of the efficiency is the time's
+    band mapped inversely (efficiency is T_best(1) / (T(N) [x N])), clipped
+    to 0..1: a wide band of the time must not draw an efficiency of 4.7."""
+    e_low, e_high = [], []
+    for e, t, lo, hi in zip(s.efficiency, s.time_s, s.low, s.high):
+        ok = all(math.isfinite(v) for v in (e, t, lo, hi)) and lo > 0 and hi > 0
+        e_low.append(judge.clip01(e * t / hi) if ok else None)
+        e_high.append(judge.clip01(e * t / lo) if ok else None)
+    return {"scheme": s.label, "nodes": s.nodes, "time_s": _clean(s.time_s),
+            "low_s": _clean(s.low), "high_s": _clean(s.high),
+            "efficiency": _clean(s.efficiency), "efficiency_low": e_low, "efficiency_high": e_high}
 
 
 def document(inputs: Inputs, req: Request) -> dict[str, Any]:
@@ -416,16 +468,23 @@ def document(inputs: Inputs, req: Request) -> dict[str, Any]:
         "limits": limits(inputs, req.max_nodes) + shape_limits(inputs, req),
     }
     for kernel in req.kernels:
+        reason, left_out = withheld(kernel, checks, inputs.oversubscribed), missed(kernel, checks)
         for scaling in req.scalings:
-            series = project(inputs, kernel, req.shape, req.grid, scaling, req.max_nodes, req.samples)
+            if reason:
+                doc["projections"].append({"kernel": kernel, "scaling": scaling, "series": [],
+                                           "fastest": [], "crossovers": [], "withheld": reason,
+                                           "left_out": left_out})
+                continue
+            series = project(inputs, kernel, req.shape, req.grid, scaling, req.max_nodes, req.samples,
+                             exclude=left_out)
             doc["projections"].append({
                 "kernel": kernel, "scaling": scaling,
-                "series": [{"scheme": s.label, "nodes": s.nodes, "time_s": _clean(s.time_s),
-                            "low_s": _clean(s.low), "high_s": _clean(s.high),
-                            "efficiency": _clean(s.efficiency)} for s in series],
+                "series": [_series_doc(s) for s in series],
                 "fastest": [(lambda b: b.label if b else None)(fastest(series, i))
                             for i in range(len(series[0].nodes) if series else 0)],
                 "crossovers": crossovers(series),
+                "withheld": "",
+                "left_out": left_out,
             })
     return doc
 
@@ -455,11 +514,16 @@ def text(doc: dict[str, Any], rows: Sequence[int] = (1, 2, 4, 16, 64, 256, 1024,
                      f"  (run spread {c['spread'] * 100:.0f} %){flag}")
     for p in doc["projections"]:
         series = p["series"]
+        if p.get("withheld"):
+            lines += ["", f"{p['kernel']}, {p['scaling']} scaling: no projection: {p['withheld']}"]
+            continue
         if not series:
             continue
         lines.append("")
         lines.append(f"{p['kernel']}, {p['scaling']} scaling: time per iteration (parallel "
                      "efficiency against the best one-node run)")
+        if p.get("left_out"):
+            lines.append(f"  not projected (the model misses their own runs): {', '.join(p['left_out'])}")
         head = "  nodes  " + "".join(f"{s['scheme']:>22}" for s in series) + "   fastest"
         lines.append(head)
         for i, n in enumerate(series[0]["nodes"]):
@@ -484,9 +548,9 @@ def text(doc: dict[str, Any], rows: Sequence[int] = (1, 2, 4, 16, 64, 256, 1024,
 
 
 # Names callers import from here (cli.py, report, tests), defined in the modules above.
-__all__ = ["VALUE_BYTES", "RankGeometry", "decompose", "factor3", "worst_rank", "DEEP_HALO_SCHEMES",
+__all__ = ["MAX_THREADS", "MAX_CORES", "VALUE_BYTES", "RankGeometry", "decompose", "factor3", "worst_rank", "DEEP_HALO_SCHEMES",
            "DEFAULT_COST_SIGMA", "Cost", "Inputs", "Link", "load_inputs", "SHARED_WINDOW_INTRA_COST",
            "MAX_NODES", "SAMPLES_RANGE", "SELF_CONSISTENCY_LIMIT", "ALLREDUCES", "Shape", "comm_time",
            "sweep_time", "iteration_time", "Check", "self_consistency", "node_counts", "Series",
-           "has_model", "runs_on", "project", "crossovers", "fastest", "limits", "Request",
+           "has_model", "runs_on", "project", "crossovers", "fastest", "limits", "Request", "withheld", "missed",
            "default_request", "request_problems", "shape_limits", "document", "text"]

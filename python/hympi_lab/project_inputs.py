@@ -110,6 +110,8 @@ class Inputs:
     ranks_per_node: int
     threads: int
     assumptions: list[str] = field(default_factory=list)
+    # threads shared cores in the study (its setting or a run's context says so)
+    oversubscribed: bool = False
     # Each scheme's cost model, with the facts the study recorded (schemes.table).
     schemes: dict[str, SchemeModel] = field(default_factory=lambda: dict(schemes_mod.TABLE))
 
@@ -135,7 +137,8 @@ def load_inputs(outdir: Path) -> Inputs:
         raise InputError(f"{outdir}: the ping-pong does not give link parameters ({err})") from None
     nodes_kind = str(setting.get("nodes_kind", "real"))
     lat, b = hockney.params["T_lat"], hockney.params["b_inf"]
-    inter = Link(lat.value, b.value, lat.sigma, b.sigma, f"ping-pong between {nodes_kind} nodes")
+    inter = Link(_latency(lat, assumptions), b.value, lat.sigma, b.sigma,
+                 f"ping-pong between {nodes_kind} nodes")
     if nodes_kind == "emulated":
         inter = _bucket_link(pp, str(header.get("options", {}).get("link", "")), outdir)
         assumptions.append(f"the study's nodes are emulated: {inter.source}; a projection of them "
@@ -174,14 +177,26 @@ def load_inputs(outdir: Path) -> Inputs:
     if not costs:
         raise InputError(f"{outdir}: no solve run carries a phase breakdown (breakdown_s); "
                          "rerun its solve step with this hympi")
-    if setting.get("oversubscribed") or any(r["context"].get("oversubscribed") is True for r in records):
+    crowded = setting.get("oversubscribed") or any(r["context"].get("oversubscribed") is True for r in records)
+    if crowded:
         assumptions.append("the study ran more threads than cores (oversubscribed): its times "
                            "measure the scheduler, and so will the projection")
     ranks = int(setting.get("ranks", 1))
     nodes = max(1, int(setting.get("nodes", 1)))
     threads = int(setting.get("threads", 1))
     rpn = int(setting.get("ranks_per_node") or max(1, ranks // nodes))
-    return Inputs(inter, intra, beta, costs, nodes, nodes_kind, rpn, threads, assumptions, table)
+    return Inputs(inter, intra, beta, costs, nodes, nodes_kind, rpn, threads, assumptions, bool(crowded), table)
+
+
+def _latency(lat: fit_mod.Param, assumptions: list[str]) -> float:
+    """The fitted latency, or 0 where the fit is negative (a ping-pong on
+    shared memory can fit -2 +- 9 us): a latency cannot be, and a negative
+    one made strong scaling's times negative at many nodes."""
+    if lat.value >= 0:
+        return lat.value
+    assumptions.append(f"the ping-pong fits a negative latency ({lat.value * 1e6:.3g} +- "
+                       f"{lat.sigma * 1e6:.2g} us), which no link has: it is taken as 0")
+    return 0.0
 
 
 def _deep_halo(scheme: str, table: dict[str, SchemeModel]) -> bool:

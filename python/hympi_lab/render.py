@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import sections as sec
+from . import sections as sec, sections_depth
 from .analysis import (DEPTH_SECTION, fits, kernel_advice, load, recommendation, solve_runs,
                        write_csv, write_json)
 from .atomic import write_atomic
@@ -38,7 +38,7 @@ SECTIONS: list[tuple[str, str, Section]] = [
     ("timelines", "Thread timelines", sec.timelines),
     ("recommendation", "Recommendation", sec.recommendation),
     ("projection", "Projection to 16,384 nodes", sec.projection),
-    ("depth", "Temporal blocking (jacobi, spmv --halo-depth)", sec.depth),
+    ("depth", "Temporal blocking (jacobi, spmv --halo-depth)", sections_depth.depth),
 ]
 # Sections shown only when they hold something, numbered after the others.
 OPTIONAL_SECTIONS: list[tuple[str, str, Section]] = [
@@ -88,7 +88,7 @@ def write_report(outdir: Path) -> str:
     fit = fits(study)
     write_json(outdir / "fit.json", fit)
     runs = solve_runs(study)
-    advice = kernel_advice(runs)
+    advice = kernel_advice(runs, study.oversubscribed)
     verdict = recommendation(study, advice, fit)
     ctx = sec.Ctx(study, outdir, fit, runs, advice, verdict, plotting, trace_mod, NUMBERS)
     summary: list[Block] = [Paragraph(verdict, "verdict", "summary", ("recommendation", "Details"))]

@@ -1,6 +1,7 @@
 """The report's sections, one function each: numbers from analysis.py (and
-the records) as paragraphs, tables and figures (content.py). render.py
-orders, numbers and renders them."""
+the records) as paragraphs, tables and figures (content.py), each
+statement judged first (judge.py). render.py orders, numbers and renders
+them; the temporal-blocking section is sections_depth.py."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from . import schemes as schemes_mod
-from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, depth_rows, determined, fitted, user_kernels,
-                       validations, write_json, fastest_deep)
+from . import judge, schemes as schemes_mod
+from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, determined, fitted, user_kernels,
+                       validations, write_json)
+from .judge import num
 from .content import Block, Blocks, slug
 from .errors import InputError
 
@@ -58,11 +60,13 @@ def _machine_rows(ctx: Ctx, info_ctx: dict[str, Any]) -> list[tuple[str, Any]]:
     study, st = ctx.study, ctx.study.setting
     mach = study.header.get("machine", {})
     caches = ", ".join(f"{k} {v // 1024} KiB" for k, v in sorted(mach.get("caches", {}).items()))
+    memory = mach.get("memory_bytes")
     return [
         ("hosts", ", ".join(info_ctx.get("hosts", [mach.get("host", "?")]))),
-        ("cores / NUMA domains", f"{mach.get('cores')} / {mach.get('numa_domains')} ({mach.get('hwloc')})"),
+        ("cores / NUMA domains", f"{mach.get('cores', '?')} / {mach.get('numa_domains', '?')} "
+                                 f"({mach.get('hwloc') or 'no hwloc'})"),
         ("caches", caches or "unknown"),
-        ("memory", f"{mach.get('memory_bytes', 0) / 1e9:.1f} GB"),
+        ("memory", f"{memory / 1e9:.1f} GB" if judge.finite(memory) else "unknown"),
         ("Slurm", _slurm_jobs(study.header, mach)),
         ("nodes", ctx.nodes_label),
         ("layout", f"{st.get('ranks')} ranks x {st.get('threads')} threads"
@@ -76,8 +80,8 @@ def _machine_rows(ctx: Ctx, info_ctx: dict[str, Any]) -> list[tuple[str, Any]]:
         ("a run's command (commands.log has each)", _first_command(study)),
         ("compiler / flags", f"{info_ctx.get('compiler', '?')} / {info_ctx.get('flags', '?')}"),
         ("hympi", f"{info_ctx.get('hympi_version', '?')} ({info_ctx.get('git_revision', '?')})"),
-        ("study", f"{study.header.get('options', {}).get('level')} level, started "
-                  f"{study.header.get('created')}, {len(study.status)} points"),
+        ("study", f"{study.header.get('options', {}).get('level', '?')} level, started "
+                  f"{study.header.get('created', '?')}, {len(study.status)} points"),
     ]
 
 
@@ -115,13 +119,23 @@ def machine(ctx: Ctx) -> list[Block]:
             "call and the affinity mask it may run on.")
         b.table(["rank", "thread", "CPU", "allowed CPUs"], rows, tid="binding-table")
     if study.oversubscribed:
+        n = ctx.numbers
         b.p(f"Oversubscribed: {st.get('ranks', 0) * st.get('threads', 0)} threads on "
-            f"{st.get('cores')} cores. Timings below show what happens, but they cannot rank "
-            "the schemes.", "warn")
+            f"{st.get('cores', '?')} cores, so threads took turns on the cores. What holds below is "
+            "what was measured: bandwidths, message counts and bytes, checksums, and each run's "
+            "times and phases as they happened. What cannot be concluded from them: which scheme "
+            f"is faster (section {n.get('recommendation', '?')}), whether the model describes "
+            f"the schemes (section {n.get('validation', '?')}), how they scale to more nodes "
+            f"(section {n.get('projection', '?')}), and whether deeper halos pay (section "
+            f"{n.get('depth', '?')}).", "warn")
     failed = [s for s in study.status.values() if s.get("status") != "ok"]
     if failed:
         b.p(f"{len(failed)} run(s) failed and are missing below: "
-            + "; ".join(f"{s['point']} ({s.get('reason')})" for s in failed), "warn")
+            + "; ".join(f"{s['point']} ({s.get('reason') or 'no reason recorded'})" for s in failed), "warn")
+    if study.unfinished:
+        b.p(f"results.jsonl ends with {len(study.unfinished)} unfinished point(s) (the study stopped "
+            f"while it ran them): {', '.join(study.unfinished)}. They are left out below; "
+            "'hympi-lab study --resume DIR' measures them.", "warn")
     return b.items
 
 
@@ -129,11 +143,11 @@ def machine(ctx: Ctx) -> list[Block]:
 
 def _beff_text(ctx: Ctx, hk: dict[str, Any]) -> str:
     summary = next((r["result"] for r in ctx.study.of("beff", "summary")), {})
-    text = (f"On this machine b_eff = {summary.get('b_eff_MBps', float('nan')):.4g} MB/s "
-            f"({summary.get('b_eff_per_process_MBps', float('nan')):.4g} MB/s per process)")
+    text = (f"On this machine b_eff = {num(summary.get('b_eff_MBps'), none='(no summary)')} MB/s "
+            f"({num(summary.get('b_eff_per_process_MBps'), none='-')} MB/s per process)")
     if "params" in hk:
         p = hk["params"]
-        half = (f" (half bandwidth at {p['n_half']['value']:.3g} bytes)"
+        half = (f" (half bandwidth at {num(p['n_half']['value'], '.3g')} bytes)"
                 if determined(p['T_lat']) and determined(p['b_inf']) else "")
         return text + (f"; the ping-pong fits T_lat = {fitted(p['T_lat'], 1e6, unit=' us')} and "
                        f"b_inf = {fitted(p['b_inf'], 1e-6, '.4g', ' MB/s')}{half}.")
@@ -159,7 +173,11 @@ def beff(ctx: Ctx) -> list[Block]:
         patterns[name] = (kinds[name], lengths, [best[(name, n)] for n in lengths])
     pp = sorted(((r["result"]["bytes"], r["result"]["bandwidth_MBps"]) for r in study.of("beff", "pingpong")))
     hk = ctx.fit.get("hockney", {})
-    hockney = (hk["params"]["T_lat"]["value"], hk["params"]["b_inf"]["value"]) if "params" in hk else None
+    # The fitted curve only where both parameters are determined: a latency of
+    # -2.1 +- 8.8 us drew a curve with a pole and a negative T_lat in its legend.
+    hockney = ((hk["params"]["T_lat"]["value"], hk["params"]["b_inf"]["value"])
+               if "params" in hk and determined(hk["params"]["T_lat"]) and determined(hk["params"]["b_inf"])
+               else None)
     b.figure("fig-beff", lambda o: ctx.plotting.beff(
         patterns, (list(zip(*pp))[0], list(zip(*pp))[1]) if pp else None, hockney, o), _beff_text(ctx, hk))
     cyc = next((r["result"] for r in study.of("cyclic3d", "summary")), None)
@@ -182,11 +200,22 @@ def internode(ctx: Ctx) -> list[Block]:
     sums = study.of("internode", "summary")
     share = min((float(s["result"]["masteronly_share"]) for s in sums), default=float("nan"))
     nodes_label = ctx.nodes_label
+    virtual = ("; virtual nodes share one machine's memory, not a network" if
+               study.setting.get("nodes_kind") == "virtual" else "")
+    if judge.one_point([ks for ks, _ in series.values()]):
+        # One k: no saturation curve, and "masteronly reaches 100 % of the best k" says nothing.
+        b.table(["message bytes", "communicating CPUs per node k", "MB/s per node"],
+                [(size, k, bw) for size, (ks, bws) in sorted(series.items()) for k, bw in zip(ks, bws)],
+                tid="internode-table")
+        b.p(f"Only k = {next(iter(series.values()))[0][0]:g} communicating CPU(s) per node could be "
+            f"measured ({nodes_label}{virtual}): how a node's bandwidth saturates with k needs more "
+            "CPUs per node.")
+        return b.items
     b.figure("fig-internode", lambda o: ctx.plotting.internode(series, nodes_label, o),
-             f"masteronly reaches {share * 100:.0f} % of the node's bandwidth (one "
-             f"communicating CPU per node against the best k; {nodes_label}"
-             + ("; virtual nodes share one machine's memory, not a network" if
-                study.setting.get("nodes_kind") == "virtual" else "") + ").")
+             (f"masteronly reaches {share * 100:.0f} % of the node's bandwidth (one "
+              f"communicating CPU per node against the best k" if judge.finite(share) else
+              "no summary record of the step (masteronly's share of the best k)")
+             + f"; {nodes_label}{virtual}).")
     return b.items
 
 
@@ -200,6 +229,12 @@ def ratio(ctx: Ctx) -> list[Block]:
     med = [r["result"]["ratio"] for r in pts]
     hi = [r["result"]["hybrid"]["time_s"]["max"] / r["result"]["pure"]["time_s"]["min"] for r in pts]
     lo = [r["result"]["hybrid"]["time_s"]["min"] / r["result"]["pure"]["time_s"]["max"] for r in pts]
+    if judge.one_point([ls]):
+        b.p(f"One message size was measured ({ls[0]} bytes per pure-MPI message): there hybrid "
+            f"masteronly takes {num(med[0], '.2f')}x the pure-MPI communication time (repetitions: "
+            f"{num(min(lo[0], med[0]), '.2f')}x to {num(max(hi[0], med[0]), '.2f')}x; below 1: one "
+            f"process per node sending the aggregate wins; {ctx.nodes_label}).")
+        return b.items
     b.figure("fig-ratio", lambda o: ctx.plotting.ratio(ls, med, [min(x, y) for x, y in zip(lo, med)],
                                                        [max(x, y) for x, y in zip(hi, med)],
                                                        ctx.nodes_label, o),
@@ -223,9 +258,15 @@ def pack(ctx: Ctx) -> list[Block]:
                         _PACK_METHODS.get(rec["method"], f"derived datatype ({rec['method']})"),
                         "face_bytes", "bandwidth_MBps")
     ok = all(r["result"].get("halos_ok", True) for r in pts)
+    checked = f"every received halo {'was checked correct' if ok else 'was NOT correct: see results.csv'}"
+    if judge.one_point([xs for xs, _ in series.values()]):
+        b.table(["method", "face bytes", "MB/s"],
+                [(label, x, y) for label, (xs, ys) in series.items() for x, y in zip(xs, ys)],
+                tid="pack-table")
+        b.p(f"Exchange bandwidth of a 6-face halo by packing method at one face size; {checked}.")
+        return b.items
     b.figure("fig-pack", lambda o: ctx.plotting.pack(series, o),
-             "Exchange bandwidth of a 6-face halo by packing method; every received halo "
-             f"{'was checked correct' if ok else 'was NOT correct: see results.csv'}.")
+             f"Exchange bandwidth of a 6-face halo by packing method; {checked}.")
     return b.items
 
 
@@ -264,9 +305,19 @@ def overlap(ctx: Ctx) -> list[Block]:
         s[1].append(rec["epsilon"]["median"])
         s[2].append(rec["epsilon"]["min"])
         s[3].append(rec["epsilon"]["max"])
-    fitted = ((eq14["params"]["comm_ratio"]["value"], eq14["params"]["non_ratio"]["value"])
-              if "params" in eq14 else None)
-    if series and n_ov:
+    # The fitted curve (and the crossover its legend names) only where both
+    # ratios are determined: an undetermined fit drew "crossover nk_loc = 223".
+    params = eq14.get("params", {})
+    fitted = ((params["comm_ratio"]["value"], params["non_ratio"]["value"])
+              if "params" in eq14 and determined(params["comm_ratio"]) and determined(params["non_ratio"])
+              else None)
+    if series and n_ov and judge.one_point([s[0] for s in series.values()]):
+        b.table(["scheme", "m", "nk_loc", "epsilon median", "min", "max"],
+                [(k[0], k[1], s[0][0], s[1][0], s[2][0], s[3][0]) for k, s in series.items()],
+                tid="overlap-table")
+        b.p(f"One depth nk_loc was measured: no curve, and eq. (14) needs two or more. "
+            + _overlap_text(eq14, (k[1] for k in series)))
+    elif series and n_ov:
         b.figure("fig-overlap", lambda o: ctx.plotting.overlap(series, n_ov, fitted, o),
                  _overlap_text(eq14, (k[1] for k in series)))
     else:
@@ -319,34 +370,45 @@ def breakdown(ctx: Ctx) -> list[Block]:
     b.figure("fig-breakdown", lambda o: ctx.plotting.breakdown(bars, o),
              "Seconds of the median repetition per phase, averaged over a rank's threads "
              "(max over ranks): idle is time a thread waited (sleeping masteronly threads, "
-             "barriers).")
+             f"barriers). A bar over {judge.OUTLIER_FACTOR:g} times its panel's median is cut at the "
+             "top of the axis and labelled with its value.")
     b.table(["kernel", "scheme", "ranks x threads", "median s", "min s", "max s", "l2",
              "same result as masteronly"], rows, tid="solve-table")
     return b.items
 
 
 def validation(ctx: Ctx) -> list[Block]:
+    """Eq. (3) against the measured epsilon, each row judged (judge.compare):
+    no error at all on an oversubscribed machine, marked where the
+    run-to-run spread covers it."""
     b = ctx.blocks()
-    vals = validations(ctx.runs, schemes_mod.table(ctx.study.header.get("schemes")))
+    over = ctx.study.oversubscribed
+    vals = validations(ctx.runs, schemes_mod.table(ctx.study.header.get("schemes")), over)
     if not vals:
         b.p("Not measured: needs masteronly and overlap-scheme solve runs with 2+ threads.")
         return b.items
-    rows = [(v.kernel, v.label, v.n, v.predicted, v.measured,
-             None if v.error is None else f"{v.error * 100:+.0f} %", f"{v.spread * 100:.0f} %", v.note)
-            for v in vals]
+    rows = [(v.kernel, v.label, v.n, v.predicted, v.measured, v.judged.text(NOISE_FLOOR),
+             f"{num(v.spread * 100, '.0f')} %", v.note) for v in vals]
     b.table(["kernel", "scheme", "n", "epsilon predicted", "epsilon measured", "error",
              "run-to-run spread", "model"], rows, tid="validation-table")
-    judged = [v for v in vals if v.error is not None and "bound" not in v.note]
-    good = [v for v in judged if abs(v.error) <= max(NOISE_FLOOR, v.spread)]
-    bad = [v for v in judged if v not in good]
-    text = (f"eq. (3), fed with each kernel's masteronly fractions, predicts the measured "
-            f"epsilon within the run-to-run spread (or 5 %) for {len(good)} of {len(judged)} runs.")
-    if bad:
-        text += (" It fails for " + ", ".join(f"{v.kernel} {v.label} ({v.error * 100:+.0f} %)"
-                                              for v in bad) + ".")
-    if ctx.study.oversubscribed:
-        text += (" On an oversubscribed machine the model's premise (n threads computing at "
-                 "once) does not hold, so failures here say more about the machine than the model.")
+    if over:
+        b.p("Not judged: the runs were oversubscribed, so the model's premise (n threads computing "
+            "at once) does not hold and the measured epsilon is the scheduler's. The table keeps "
+            "what was predicted and measured, for the record; it is no test of the model.", "warn")
+        return b.items
+    judged = [v for v in vals if v.judged.error is not None and "bound" not in v.note]
+    noisy = [v for v in judged if v.judged.verdict == "inside the spread"]
+    misses = [v for v in judged if v.judged.verdict == "misses"]
+    within = [v for v in judged if v.judged.verdict == "within"]
+    text = (f"eq. (3), fed with each kernel's masteronly fractions, predicts the measured epsilon "
+            f"within 5 % for {len(within)} of {len(judged)} runs")
+    if noisy:
+        text += (f"; for {len(noisy)} the run-to-run spread exceeds the difference, so the data cannot "
+                 "tell model and measurement apart (marked 'inside the spread')")
+    text += "."
+    if misses:
+        text += (" It misses by more than the spread for " + ", ".join(
+            f"{v.kernel} {v.label} ({v.judged.text(NOISE_FLOOR)})" for v in misses) + ".")
     b.p(text)
     return b.items
 
@@ -386,9 +448,13 @@ def recommendation(ctx: Ctx) -> list[Block]:
     b = ctx.blocks()
     b.p(ctx.verdict, "verdict", "verdict")
     if ctx.advice:
+        # Gains measured while threads shared cores are the scheduler's (a 247x
+        # "gain over masteronly" on two cores): for the record only, not shown.
+        gain: Callable[[Any], Any] = ((lambda g: "not judged") if ctx.study.oversubscribed
+                                      else (lambda g: g))
         rows = [(a.kernel, a.best.label, a.runner_up.label if a.runner_up else "-",
-                 a.gain_pure, a.gain_masteronly, "yes" if a.separated else "no", a.model_verdict)
-                for a in ctx.advice]
+                 gain(a.gain_pure), gain(a.gain_masteronly), "yes" if a.separated else "no",
+                 a.model_verdict) for a in ctx.advice]
         b.table(["kernel", "fastest measured", "runner-up", "gain over pure MPI",
                  "gain over masteronly", "separated", "model (eq. 3 from masteronly fractions)"],
                 rows, tid="advice-table")
@@ -416,89 +482,43 @@ def projection(ctx: Ctx) -> list[Block]:
     sc = doc["self_consistency"]
     b.p(f"The model of 'hympi-lab project' (python/README.md, Projection) first predicts this "
         f"study's own runs: {sc['within']} of {sc['runs']} within {sc['limit'] * 100:.0f} %. "
-        "Where it misses, the projection below inherits the miss.",
+        "A scheme whose own run it misses is not carried to more nodes.",
         "" if sc["within"] == sc["runs"] else "warn")
+    # The errors stay on an oversubscribed machine too: they are why its
+    # kernels are not projected. Those inside the run spread are marked.
     b.table(["kernel", "scheme", "measured s/iteration", "predicted", "error", "run spread"],
             [(c["kernel"], c["scheme"], c["measured_s"], c["predicted_s"],
-              schemes_mod.NO_MODEL if c["error"] is None else f"{c['error'] * 100:+.0f} %",
-              f"{c['spread'] * 100:.0f} %") for c in sc["checks"]], tid="projection-check")
+              judge.compare(c["predicted_s"], c["measured_s"], c["spread"], sc["limit"]).text(sc["limit"]),
+              f"{num(c['spread'] * 100, '.0f')} %") for c in sc["checks"]], tid="projection-check")
+    shown = [p for p in doc["projections"] if p["series"]]
     grid = "x".join(map(str, req.grid))
-    b.figure("fig-projection", lambda o: ctx.plotting.projection(doc, o),
-             f"Parallel efficiency over nodes, weak (every node keeps {grid} points) and strong "
-             f"({grid} in all) scaling, {req.shape.ranks} rank(s) x {req.shape.threads} thread(s) "
-             "per node; bands: 16-84 % of the fitted parameters' spread.")
+    if shown:
+        b.figure("fig-projection", lambda o: ctx.plotting.projection(doc, o),
+                 f"Parallel efficiency over nodes, weak (every node keeps {grid} points) and strong "
+                 f"({grid} in all) scaling, {req.shape.ranks} rank(s) x {req.shape.threads} thread(s) "
+                 "per node; bands: 16-84 % of the fitted parameters' spread, clipped to 0..1.")
     for p in doc["projections"]:
-        cross = "; ".join(f"at {x['nodes']} nodes {x['from']} -> {x['to']}"
-                          + ("" if x["separated"] else " (within the bands)") for x in p["crossovers"])
-        b.p(f"{p['kernel']}, {p['scaling']} scaling: fastest at 1 node "
-            f"{p['fastest'][0] if p['fastest'] else '-'}, at "
-            f"{p['series'][0]['nodes'][-1] if p['series'] else '-'} nodes "
-            f"{p['fastest'][-1] if p['fastest'] else '-'}; "
-            + (f"the fastest changes {cross}." if cross else "the fastest does not change."))
+        b.p(_projection_sentence(p))
     b.p("Where it stops holding: " + " ".join(f"({i + 1}) {n}." for i, n in enumerate(doc["limits"])))
     return b.items
 
 
-_DEPTH_INTRO = (
-    "Halos h layers deep (with edges and corners) are exchanged every h iterations; the h "
-    "sweeps between run as a cache-blocked wavefront, masteronly on the study's layout "
-    "(spmv matrix-free). Fewer, larger messages and fewer passes over memory, for the same "
-    "field to the last bit (the checksum column compares sum and l2 norm with the same "
-    "kernel's depth-1 run exactly). Depth 1 writes its output with streaming stores where "
-    "a thread's arrays exceed its L2 (hympi solve --stores auto: no write-allocate read), "
-    "so deeper halos are compared with the faster one-sweep loop; the blocked sweeps "
-    "store cached (the next sweep of a tile reads their output from cache).")
-
-
-def _depth_table(b: Blocks, rows: list[dict[str, Any]]) -> None:
-    b.table(["kernel", "depth h", "exchanges / iterations", "messages per exchange",
-             "bytes per exchange", "stores", "median s", "MLUP/s", "speed vs depth 1",
-             "checksum = depth 1's"],
-            [(r["kernel"], r["depth"], f"{r['exchanges']} / {r['iters']}", r["messages"], r["bytes"],
-              r["stores"] or "-", f"{r['median_s']:.4g}", f"{r['mlups']:.0f}",
-              f"{r['speedup']:.2f}x" if math.isfinite(r["speedup"]) else "-",
-              {True: "yes", False: "NO", None: "-"}[r["same_field"]]) for r in rows],
-            tid="depth-table")
-
-
-def depth(ctx: Ctx) -> list[Block]:
-    """Temporal blocking: jacobi and spmv --halo-depth h against depth 1."""
-    b, study = ctx.blocks(), ctx.study
-    rows = depth_rows(study)
-    if not rows:
-        b.missing("depth-table", "no run of the depth step (it runs when --steps includes depth "
-                  "and jacobi or spmv is among the kernels)")
-        return b.items
-    kernels = list(dict.fromkeys(r["kernel"] for r in rows))
-    lacking = [k for k in kernels if min(r["depth"] for r in rows if r["kernel"] == k) != 1]
-    if lacking:
-        b.p(f"No depth-1 run of {', '.join(lacking)} to compare with (it failed or did not run): "
-            "its speed and checksum columns are empty.", "warn")
-    b.p(_DEPTH_INTRO)
-    _depth_table(b, rows)
-    st = study.setting
-    if study.oversubscribed:
-        b.p(f"These runs were oversubscribed ({st.get('ranks', 0) * st.get('threads', 0)} threads "
-            f"on {st.get('cores', '?')} cores): the speeds are indicative only; the exchange "
-            "counts, bytes and checksums hold.")
-    for kernel in (k for k in kernels if k not in lacking):
-        mine = [r for r in rows if r["kernel"] == kernel]
-        best = fastest_deep(mine)
-        if best is not None and best["speedup"] > 1:
-            b.p(f"{kernel}: fastest here --halo-depth {best['depth']}, {best['speedup']:.2f}x depth 1 "
-                f"({best['exchanges']} exchanges instead of {mine[0]['exchanges']}).")
-        else:
-            b.p(f"{kernel}: no depth beat depth 1 here (the grid per rank may already sit in "
-                "cache, or the run is too short to tell).")
-    b.p("Your own two-array stencil gets the same through Domain::sweep_block / "
-        "hympi_sweep_block (docs/user-kernels.md).")
-    b.p(f"Section {ctx.numbers.get('projection', '?')} carries these runs to more nodes as their own "
-        "series (masteronly depth h, "
-        "or pure MPI depth h with one thread per rank): on one machine the gain is fewer passes "
-        "over memory; across nodes a deeper halo also divides the start-ups per iteration by h "
-        "(an inner rank of a 3-D split sends 26 messages instead of 6 past depth 1, so fewer "
-        "from h = 5 on), and pays for the halo points each block recomputes.")
-    return b.items
+def _projection_sentence(p: dict[str, Any]) -> str:
+    """One kernel and scaling: why it is not projected, or the fastest scheme
+    at both ends and where it changes."""
+    if p.get("withheld"):
+        return f"{p['kernel']}, {p['scaling']} scaling: no projection: {p['withheld']}."
+    if not p["series"]:
+        return (f"{p['kernel']}, {p['scaling']} scaling: no projection: no scheme the study measured "
+                "runs on the requested node shape.")
+    cross = "; ".join(f"at {x['nodes']} nodes {x['from']} -> {x['to']}"
+                      + ("" if x["separated"] else " (within the bands)") for x in p["crossovers"])
+    last = p["series"][0]["nodes"][-1]
+    gone = (f" (not projected, the model misses their own runs: {', '.join(p['left_out'])})"
+            if p.get("left_out") else "")
+    return (f"{p['kernel']}, {p['scaling']} scaling{gone}: fastest at 1 node {p['fastest'][0] or 'none (does not fit)'}, "
+            f"at {last} nodes {p['fastest'][-1] or 'none (the grid leaves a rank no point)'}; "
+            + (f"the fastest changes {cross}." if cross else "the fastest does not change."))
 
 
 # --- optional: the benchmarks without a section of their own ---------------------------

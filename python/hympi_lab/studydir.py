@@ -11,8 +11,11 @@ checking what they hold. Nothing else in hympi_lab knows the format.
 results.jsonl and study.json are read back by report, project and --resume,
 which divide by their numbers, loop over them and index them. A damaged or
 hand-edited value is refused with the file, its line and the field's path
-(exit 2), before any of that code sees it; a torn last line of a killed study
-is not damage and stays silently dropped (load_results).
+(exit 2), before any of that code sees it, as is a line damaged, deleted or
+inserted anywhere before the file's last point line. Only the unfinished
+point at the end of a killed study's file (whole result lines, a torn last
+line) is no damage: it is dropped and named (load_results_full), and the
+report says so.
 
 The shapes, types and limits are the JSON Schemas' (checked with jsonschema's
 Draft 2020-12 validator); this module adds only what a schema cannot say:
@@ -27,6 +30,7 @@ import json
 import math
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -247,8 +251,14 @@ def _check_meaning(rec: dict[str, Any], where: str) -> None:
         if total > 1 + 1e-9:
             raise _refuse(f"{where}: result.fractions", "shares summing to at most 1", fractions)
     kind = (rec["step"], result.get("kind"))
-    if kind in (("solve", "solve"), ("depth", "solve"), ("overlap", "point")) \
-            and result.get("scheme") == "multiple":
+    runs = (("solve", "solve"), ("depth", "solve"), ("overlap", "point"))
+    per_rank = rec["context"].get("threads_per_rank")
+    if kind in runs and isinstance(per_rank, int) and result.get("threads") != per_rank:
+        # The run's own count is its context's: a record saying 1024 threads
+        # of a 1-thread run would make the report judge a hybrid run.
+        raise _refuse(f"{where}: result.threads", f"the run's threads per rank "
+                      f"(context.threads_per_rank = {per_rank})", result.get("threads"))
+    if kind in runs and result.get("scheme") == "multiple":
         # multiple reserves m of its n threads for communication: eq. (3)
         # divides by m and by n - m.
         threads = result["threads"]
@@ -316,61 +326,123 @@ def append_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
         os.close(fd)
 
 
-def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """The complete points of a results file: (result records, point status by key).
+@dataclass
+class Loaded:
+    """What load_results_full reads: the complete points' result records,
+    their status by point key, and the unfinished points at the end of the
+    file (records without their point line: a study stopped while it ran
+    them), which are left out."""
+    results: list[dict[str, Any]]
+    status: dict[str, dict[str, Any]]
+    unfinished: list[str]
 
-    A point counts when its status line exists and all the n_results records
-    it announces precede it; lines of an interrupted write are dropped. A
-    line of a counted point with a damaged value (check_result_record,
-    check_point_line) is an InputError naming its line: it is not a torn
-    write, and report, project and --resume must not compute with it.
-    """
-    pending: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    results_by_point: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    status: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return [], {}
-    torn = ""  # the last line read, when it was no JSON
+
+def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(result records, point status by key) of load_results_full."""
+    loaded = load_results_full(path)
+    return loaded.results, loaded.status
+
+
+def _parse_lines(path: Path) -> list[tuple[int, Any, str]]:
+    """(line number, parsed JSON or None, why it is no JSON) of every
+    non-empty line."""
+    lines: list[tuple[int, Any, str]] = []
     try:
         with open(path, encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
-                if torn:
-                    # Only a study killed while writing tears a line, and
-                    # that is the last one (--resume rewrites the file first).
-                    raise InputError(torn)
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    lines.append((number, json.loads(line), ""))
                 except json.JSONDecodeError as err:
                     what = err.msg[:-3] if err.msg.endswith(" at") else err.msg
-                    torn = (f"{path} line {number}: a damaged line (not JSON: {what} at column "
-                            f"{err.colno}); "
-                            "only the last line of a study killed while writing may be torn")
-                    continue
-                if not isinstance(rec, dict) or not isinstance(rec.get("point"), str):
-                    continue
-                key = rec["point"]
-                if rec.get("record") == "result":
-                    pending.setdefault(key, []).append((number, rec))
-                elif rec.get("record") == "point":
-                    count = rec.get("n_results")
-                    mine = pending.pop(key, [])
-                    if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= len(mine):
-                        check_point_line(rec, f"{path} line {number}")
-                        # A later run of the same point (a resumed failure) replaces it.
-                        status[key] = rec
-                        results_by_point[key] = mine[len(mine) - count:]
+                    lines.append((number, None, f"not JSON: {what} at column {err.colno}"))
     except OSError as err:
         raise InputError(f"cannot read {path}: {err.strerror or err}") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file") from None
+    return lines
+
+
+def _is_point_line(rec: Any) -> bool:
+    return isinstance(rec, dict) and rec.get("record") == "point"
+
+
+def _tail(path: Path, tail: list[tuple[int, Any, str]]) -> list[str]:
+    """The unfinished points of the lines after the last point line. A
+    killed study leaves whole result lines there and at most one torn line,
+    the file's last; anything else there is damage."""
+    points: list[str] = []
+    for i, (number, rec, why) in enumerate(tail):
+        if why and i == len(tail) - 1:
+            break  # the torn last line of a killed study
+        if why:
+            raise InputError(f"{path} line {number}: a damaged line ({why}); only the last line "
+                             "of a study killed while writing may be torn")
+        if not (isinstance(rec, dict) and rec.get("record") == "result"
+                and isinstance(rec.get("point"), str)):
+            raise InputError(f"{path} line {number}: a damaged line (neither a result nor a point "
+                             "line of a study)")
+        if rec["point"] not in points:
+            points.append(rec["point"])
+    return points
+
+
+def load_results_full(path: Path) -> Loaded:
+    """The complete points of a results file, checked.
+
+    The file is a sequence of points, each its result lines and then its
+    point line (append_lines writes them in one write; --resume rewrites the
+    file first). So every line up to the last point line belongs to a
+    complete point, and damage there (a line that is no JSON or no record,
+    a result line no point line closes, a point line announcing results
+    that are not there, a value the schemas or meaning checks refuse) is an
+    InputError naming its line: report, project and --resume must not
+    compute with it, nor silently without it. Only after the last point line
+    may a killed study have left an unfinished point (whole result lines and
+    a torn last line): it is dropped and named in `unfinished`.
+    """
+    if not path.exists():
+        return Loaded([], {}, [])
+    lines = _parse_lines(path)
+    last = max((i for i, (_, rec, _) in enumerate(lines) if _is_point_line(rec)), default=-1)
+    pending: list[tuple[int, dict[str, Any]]] = []
+    results_by_point: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    status: dict[str, dict[str, Any]] = {}
+    for number, rec, why in lines[:last + 1]:
+        where = f"{path} line {number}"
+        if why:
+            raise InputError(f"{where}: a damaged line ({why}); only the last line of a study "
+                             "killed while writing may be torn")
+        if not _is_point_line(rec):
+            if not (isinstance(rec, dict) and rec.get("record") == "result"
+                    and isinstance(rec.get("point"), str)):
+                _validate(_RECORDS, rec, where)  # names the field, where it can
+                raise InputError(f"{where}: a damaged line (neither a result nor a point line of "
+                                 "a study)")
+            pending.append((number, rec))  # checked once its point is known complete
+            continue
+        check_point_line(rec, where)
+        key, count = rec["point"], rec["n_results"]
+        stray = next(((n, r) for n, r in pending if r["point"] != key), None)
+        if stray is not None:
+            raise InputError(f"{path} line {stray[0]}: a result of point {stray[1]['point']!r} "
+                             "that no point line closes (a damaged or deleted line)")
+        if count != len(pending):
+            raise InputError(f"{where}: point {key!r} announces {count} result line(s), "
+                             f"{len(pending)} precede it (a damaged or deleted line)")
+        # A later run of the same point (a resumed failure) replaces it.
+        status.pop(key, None)
+        status[key] = rec
+        results_by_point[key] = pending
+        pending = []
+    unfinished = _tail(path, lines[last + 1:])
     results = []
     for key in status:
         for number, rec in results_by_point.get(key, []):
             check_result_record(rec, f"{path} line {number}")
             results.append(rec)
-    return results, status
+    return Loaded(results, status, unfinished)
 
 
 def rewrite_results(path: Path, results: list[dict[str, Any]], status: dict[str, dict[str, Any]]) -> None:

@@ -150,11 +150,36 @@ def test_multiple_reserves_some_but_not_all_threads(threads, reserved, expected)
     # a whole results.jsonl line: the recorded study's first solve record, with this result
     line = next(r for r in map(json.loads, (DATA / "study-2x1" / "results.jsonl").read_text().splitlines())
                 if r["step"] == "solve" and r["record"] == "result")
-    rec = dict(line, result=result)
+    rec = dict(line, result=result, context=dict(line["context"], threads_per_rank=threads))
     with pytest.raises(study.InputError) as err:
         studydir.check_result_record(rec, "results.jsonl line 7")
     assert str(err.value) == f"results.jsonl line 7: {expected}"
-    studydir.check_result_record(dict(rec, result=dict(result, threads=4, reserved=3)), "ok")
+    studydir.check_result_record(dict(rec, result=dict(result, threads=4, reserved=3),
+                                      context=dict(line["context"], threads_per_rank=4)), "ok")
+
+
+def test_a_record_s_threads_are_its_run_s(tmp_path, capsys):
+    """A solve record of a 1-thread run that says 1024 threads would be
+    judged as a hybrid run: refused against its context."""
+    d = copy(tmp_path)
+    line = edit_records(d, "solve", lambda rec: set_path(rec, "result.threads", 1024))
+    assert refused(["report", str(d)], capsys).endswith(
+        f"results.jsonl line {line}: result.threads: expected the run's threads per rank "
+        "(context.threads_per_rank = 1), got 1024")
+
+
+def test_a_failed_point_has_no_results(tmp_path, capsys):
+    """(the schema's rule: a point marked failed with its results kept would
+    be left out of the verdict and drawn in the figures)"""
+    d = copy(tmp_path)
+    lines = (d / "results.jsonl").read_text().splitlines()
+    number = next(i for i, ln in enumerate(lines, start=1) if json.loads(ln)["record"] == "point")
+    rec = json.loads(lines[number - 1])
+    rec.update(status="failed", exit_code=1, reason="exit code 1")
+    lines[number - 1] = json.dumps(rec)
+    (d / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert refused(["report", str(d)], capsys).endswith(
+        f"results.jsonl line {number}: n_results: expected 0, got 21")
 
 
 def test_a_damaged_record_of_an_unfinished_point_is_dropped_like_a_torn_line(tmp_path):
@@ -183,7 +208,8 @@ def test_a_damaged_point_line_is_refused(tmp_path, capsys):
 
 def test_the_undamaged_study_still_reports(tmp_path):
     d = copy(tmp_path)
-    assert report.write_report(d).startswith("Recommended: ")
+    # one thread per rank: every scheme is pure MPI, so no scheme is recommended
+    assert report.write_report(d).startswith("No scheme recommendation from 2 ranks x 1 threads")
 
 
 # --- F4: study.json options -----------------------------------------------------------
@@ -253,7 +279,7 @@ def test_runs_that_say_they_were_oversubscribed_get_no_recommendation(tmp_path):
     d = copy(tmp_path)
     st = report.load(d)
     assert report.recommendation(st, report.kernel_advice(report.solve_runs(st)),
-                                 report.fits(st)).startswith("Recommended: ")
+                                 report.fits(st)).startswith("No scheme recommendation")
     edit_records(d, "solve", lambda rec: rec["context"].update(oversubscribed=True))
     st = report.load(d)
     assert st.setting["oversubscribed"] is False and st.oversubscribed
