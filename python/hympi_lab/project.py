@@ -357,8 +357,8 @@ def request_problems(inputs: Inputs, req: Request) -> list[str]:
     elif s.cores > MAX_CORES or s.threads > MAX_THREADS:
         # hympi runs at most 1024 threads per rank; a node of 10^18 cores would
         # not fail but factor its decomposition for hours.
-        problems.append(f"a node of {s.cores} core(s), {s.ranks} rank(s) x {s.threads} thread(s): cores "
-                        f"per node must lie in 1..{MAX_CORES} and threads in 1..{MAX_THREADS}")
+        problems.append(f"a node of {s.cores} core(s), {s.ranks} rank(s) x {s.threads} thread(s) is out "
+                        f"of range: accepted 1 .. {MAX_CORES} cores per node, 1 .. {MAX_THREADS} threads")
     elif s.ranks * s.threads != s.cores:
         problems.append(f"a node of {s.cores} core(s) cannot run {s.ranks} rank(s) x {s.threads} "
                         f"thread(s) (= {s.ranks * s.threads}): cores per node must equal ranks x threads")
@@ -368,9 +368,10 @@ def request_problems(inputs: Inputs, req: Request) -> list[str]:
         problems.append(f"grid {req.grid[0]}x{req.grid[1]}x{req.grid[2]} has fewer points than the "
                         f"{s.cores} ranks of pure MPI on one node")
     if not 1 <= req.max_nodes <= MAX_NODES:
-        problems.append(f"--max-nodes must lie in 1..{MAX_NODES} (got {req.max_nodes})")
+        problems.append(f"--max-nodes {req.max_nodes} is out of range: accepted 1 .. {MAX_NODES}")
     if not SAMPLES_RANGE[0] <= req.samples <= SAMPLES_RANGE[1]:
-        problems.append(f"--samples must lie in {SAMPLES_RANGE[0]}..{SAMPLES_RANGE[1]} (got {req.samples})")
+        problems.append(f"--samples {req.samples} is out of range: accepted {SAMPLES_RANGE[0]} .. "
+                        f"{SAMPLES_RANGE[1]}")
     return problems
 
 

@@ -29,6 +29,8 @@ SKIP = [
      "suite); CI runs make test, and test_study.py runs the study make study starts"),
     (r"--ranks 4 --threads 4|results/mine", "a default study of 4 ranks x 4 threads (and the commands "
      "that read it) takes many minutes on 2 cores"),
+    (r"^make build python$|^sbatch ", "a build on a login node and jobs for a Slurm cluster; "
+     "test_slurm_study.py submits examples/slurm-study.sh to a real Slurm on emulated nodes"),
     (r"--app ", "needs your own program (./heat_c); test_study_app.py runs the same with examples/heat.c"),
 ]
 STUDY = r"results/q\b"  # the quick study and what reads it: HYMPI_README_STUDY=1
