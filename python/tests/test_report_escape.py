@@ -218,3 +218,44 @@ def test_sections_are_numbered_by_position():
     assert render.NUMBERS["depth"] == analysis.DEPTH_SECTION
     assert len(set(render.SECTION_IDS)) == len(render.SECTIONS)
     assert all(SAFE_ID.fullmatch(sid) for sid in render.SECTION_IDS)
+
+
+# Markup that, if it ran, would leave a mark in the page: a script that
+# renames the page and handlers that set an attribute on the body.
+DOM_PAYLOAD = ("<script>document.title='PWNED'</script>"
+               "\"><img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
+               "' onmouseover='document.body.setAttribute(\"data-pwned\",\"2\")'"
+               "<svg onload=\"document.body.setAttribute('data-pwned','3')\"></svg>")
+
+
+def test_a_poisoned_report_runs_no_script_in_headless_chromium(tmp_path, monkeypatch):
+    """The page as a browser builds it: Chromium loads the report of a study
+    whose every string field carries markup; the DOM it ends with holds no
+    element the payload would add and no trace of a script having run."""
+    import os
+    import subprocess
+    import sys
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("HYMPI_REQUIRE_NATIVE") == "1":
+            pytest.fail("chromium is not installed (scripts/install-deps.sh chromium)")
+        pytest.skip("chromium is not installed")
+    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", DOM_PAYLOAD)
+    d, fields = poisoned_study(tmp_path, "study-2x1-depth")
+    assert len(fields) > 20
+    render.write_report(d)
+    proc = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
+         "--virtual-time-budget=2000", "--dump-dom", (d / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=120)
+    dom = proc.stdout
+    assert "<body" in dom, proc.stderr[-2000:]
+    # (the title shows the poisoned host name as text; the script would make it "PWNED")
+    assert re.search(r"<title>(.*?)</title>", dom, re.S).group(1).startswith("hympi study")
+    assert "data-pwned" not in re.search(r"<body[^>]*>", dom).group(0)
+    assert "<script" not in dom and "<svg" not in dom
+    figures = len(list((d / "figures").glob("*.png")))
+    assert dom.count("<img ") <= figures
+    # ... and the payload is on the page, as text
+    assert "&lt;script&gt;document.title='PWNED'&lt;/script&gt;" in dom
