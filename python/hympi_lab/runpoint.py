@@ -159,8 +159,10 @@ def _result_line(point: Point, context: dict[str, Any], rec: dict[str, Any]) -> 
 
 
 def _end_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the run's process group, SIGKILL after 5 s."""
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+    """SIGTERM the run's process group, SIGKILL after 3 s: within a batch
+    system's KillWait (Slurm's test cluster: 5 s), so the study still says
+    what it kept before its own SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:

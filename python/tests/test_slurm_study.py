@@ -46,6 +46,21 @@ def job_output(tmp: Path, job: str) -> str:
     return path.read_text(errors="replace") if path.exists() else "(no output file)"
 
 
+STOPPED = r"the Slurm job is ending|stopped by SIGTERM"
+
+
+def stopped_output(tmp: Path, job: str, timeout_s: float = 30) -> str:
+    """The job's output once the study's stop message is in it: Slurm shows
+    a job CANCELLED or TIMEOUT while its batch script still runs (seen: the
+    output read before the study had printed its line)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = job_output(tmp, job)
+        if re.search(STOPPED, text) or time.monotonic() > deadline:
+            return text
+        time.sleep(0.2)
+
+
 def results(outdir: Path) -> list[dict]:
     return [json.loads(line) for line in (outdir / "results.jsonl").read_text().splitlines() if line]
 
@@ -110,14 +125,14 @@ def test_time_limit_then_resume_runs_no_point_twice(slurm_cluster, tmp_path):  #
     job = submit(slurm_cluster, tmp_path, "--time=1", "--wrap", "sleep 45; exec examples/slurm-study.sh",
                  env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--no-report"})
     record = slurm_cluster.wait_job(job, 240)
-    first = job_output(tmp_path, job)
+    first = stopped_output(tmp_path, job)
     # slurmd ends the running step first; the study sees either that (srun's
     # "DUE TO TIME LIMIT", then "Job/step already completing") or SIGTERM.
     # Slurm says TIMEOUT, or FAILED when the study's exit (143) reached it
     # first; either way the job ran into its limit.
     run_s = sum(int(x) * f for x, f in zip(reversed(record["RunTime"].split(":")), (1, 60, 3600)))
     assert record["JobState"] in ("TIMEOUT", "FAILED") and run_s >= 60, record
-    assert re.search(r"the Slurm job is ending|stopped by SIGTERM", first), first[-2000:]
+    assert re.search(STOPPED, first), first[-2000:]
     assert "FAILED" not in first, first[-2000:]
     done_before = ok_points(out)
     job2, code2, text2 = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
@@ -170,8 +185,8 @@ def test_scancel_during_a_run_keeps_the_points(slurm_cluster, tmp_path):  # noqa
     wait_for_points(out, 3, 180)
     slurm_cluster.exec(["scancel", job], timeout=30)
     assert slurm_cluster.wait_job(job, 60)["JobState"] == "CANCELLED"
-    output = job_output(tmp_path, job)
-    assert re.search(r"the Slurm job is ending|stopped by SIGTERM", output), output[-2000:]
+    output = stopped_output(tmp_path, job)
+    assert re.search(STOPPED, output), output[-2000:]
     assert "FAILED" not in output, output[-2000:]
     assert len(ok_points(out)) >= 3
     # The file ends on a whole point (a killed run leaves no half line).
@@ -209,9 +224,9 @@ def test_a_lost_node_stops_the_study_and_keeps_its_points(slurm_cluster, tmp_pat
         record = slurm_cluster.wait_job(job, 120)
     finally:
         slurm_cluster.start_node(1, timeout=60)
-    output = job_output(tmp_path, job)
+    output = stopped_output(tmp_path, job)
     assert record["JobState"] == "NODE_FAIL", record
-    assert re.search(r"the Slurm job is ending|stopped by SIGTERM", output), output[-2000:]
+    assert re.search(STOPPED, output), output[-2000:]
     assert "Traceback" not in output and f"--resume {out}" in output
     assert before <= set(ok_points(out))
     assert (out / "results.jsonl").read_text().endswith("\n")
