@@ -9,6 +9,9 @@
 !   --abort: rank size-1's update fails under the default policy (every
 !   rank stops, exit code 3); each failing call first prints the box it got
 !   as "update failed on box (lo:hi, lo:hi, lo:hi)" (fortran_error_test.sh).
+!   --time N STEPS: the time per step of the array form and of the module
+!   pointer form on an N^3 grid, 3 rounds alternating, median and range
+!   (the figure in docs/user-kernels.md).
 module fortran_arrays_checks
   use, intrinsic :: iso_c_binding
   use hympi, only: hympi_box
@@ -167,6 +170,7 @@ program test_fortran_arrays
   if (status == 0) read (text, *, iostat=status) threads
   call get_command_argument(1, text)
   if (text == "--abort") call abort_run()
+  if (text == "--time") call time_forms()
 
   call check_communicators()
   ! Schemes that overlap; funneled and adaptive need 2 threads.
@@ -419,6 +423,63 @@ contains
     call MPI_Finalize(ierr)
     error stop 1
   end subroutine abort_run
+
+  ! The two loop forms timed on one domain, round after round.
+  subroutine time_forms()
+    integer, parameter :: rounds = 3
+    type(hympi_domain) :: dom
+    type(hympi_field) :: fa(2), fp(2)
+    real(c_double), pointer, contiguous :: a(:, :, :), b(:, :, :)
+    real(c_double) :: ms(rounds, 2), t0
+    integer :: size, steps, round, s, rc
+    call get_command_argument(2, text)
+    read (text, *) size
+    call get_command_argument(3, text)
+    read (text, *) steps
+    call hympi_domain_create(dom, MPI_COMM_WORLD, [size, size, size], "masteronly", threads, rc)
+    if (rc /= HYMPI_SUCCESS) error stop "time_forms: hympi_domain_create failed"
+    call create_fields(dom, fa)
+    call create_fields(dom, fp)
+    call hympi_field_pointer(dom, fp(1), a)
+    call hympi_field_pointer(dom, fp(2), b)
+    do round = 1, rounds
+      call MPI_Barrier(MPI_COMM_WORLD, ierr)
+      t0 = MPI_Wtime()
+      do s = 1, steps
+        call hympi_sweep_arrays(dom, fa(1 + mod(s - 1, 2)), fa(2 - mod(s - 1, 2)), heat_arrays, rc)
+      end do
+      ms(round, 1) = (MPI_Wtime() - t0) / steps * 1000
+      call MPI_Barrier(MPI_COMM_WORLD, ierr)
+      t0 = MPI_Wtime()
+      do s = 1, steps
+        pu => a
+        pu_new => b
+        if (mod(s, 2) == 0) then
+          pu => b
+          pu_new => a
+        end if
+        call hympi_sweep(dom, fp(1 + mod(s - 1, 2):1 + mod(s - 1, 2)), heat_pointers, rc)
+      end do
+      ms(round, 2) = (MPI_Wtime() - t0) / steps * 1000
+    end do
+    if (rank == 0) then
+      write (*, '(a, i0, a, i0, a, i0, a, i0, a)') "# ", size, "^3, ", steps, " steps, ", nranks, &
+          " ranks x ", threads, " threads, ms per step: median (min..max) of 3 rounds"
+      write (*, '(a, 3f9.3)') "arrays   ", median3(ms(:, 1)), minval(ms(:, 1)), maxval(ms(:, 1))
+      write (*, '(a, 3f9.3)') "pointers ", median3(ms(:, 2)), minval(ms(:, 2)), maxval(ms(:, 2))
+      write (*, '(a, f6.2)') "pointers/arrays ", median3(ms(:, 2)) / median3(ms(:, 1))
+    end if
+    call free_fields(fa)
+    call free_fields(fp)
+    call hympi_domain_free(dom)
+    call MPI_Finalize(ierr)
+    stop
+  end subroutine time_forms
+
+  real(c_double) function median3(x)
+    real(c_double), intent(in) :: x(3)
+    median3 = max(min(x(1), x(2)), min(max(x(1), x(2)), x(3)))
+  end function median3
 
   subroutine check(label, ok)
     character(len=*), intent(in) :: label

@@ -98,7 +98,10 @@ program heat_hympi
     write (*, '(a, es19.11e3, a, es19.11e3)') 'sum ', total, '  l2 ', l2
     write (*, '(a, f10.4, a)') 'time per step ', (t1 - t0) / max(nsteps, 1) * 1000, ' ms'
   end if
-  if (len_trim(report) > 0) call hympi_report_json(domain, trim(report), 'heat', status)
+  ! The report: on the path given, or on HYMPI_REPORT_JSON's (hympi-lab study --app).
+  call get_environment_variable('HYMPI_REPORT_JSON', arg)
+  if (len_trim(report) > 0 .or. len_trim(arg) > 0) &
+      call hympi_report_json(domain, trim(report), 'heat', status)
   call hympi_field_free(f(1))
   call hympi_field_free(f(2))
   call hympi_domain_free(domain)
