@@ -31,6 +31,8 @@ module hympi
        HYMPI_ERR_MPI = 2, HYMPI_ERR_KERNEL = 3, HYMPI_ERR_OUTPUT = 4, HYMPI_ERR_STATE = 5, &
        HYMPI_ERR_INTERNAL = 6
   integer(c_int), parameter, public :: HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1
+  integer(c_int), parameter, public :: HYMPI_RANK_ORDER_SEQUENTIAL = 0, &
+       HYMPI_RANK_ORDER_ROUND_ROBIN = 1
 
   ! A box of local points in Fortran indices: lo(d)..hi(d) inclusive, 1-based.
   type, public :: hympi_box
@@ -47,6 +49,7 @@ module hympi
     integer(c_int) :: grid(3), periodic(3), halo
     type(c_ptr) :: scheme
     integer(c_int) :: threads, reserved, ranks_per_node, on_error, depth
+    integer(c_int) :: proc_grid(3), rank_order
   end type c_config
 
   type, public :: hympi_domain
@@ -108,7 +111,7 @@ module hympi
             hympi_field_pointer, hympi_field_free, hympi_sweep, hympi_sweep_sum, hympi_for_each, &
             hympi_pair_callback, hympi_sweep_block, &
             hympi_start_clock, hympi_stop_clock, hympi_checksum, hympi_report_json, &
-            hympi_last_error, hympi_scheme_names
+            hympi_last_error, hympi_scheme_names, hympi_domain_boundaries
 
   interface
     subroutine c_config_init(config) bind(C, name="hympi_domain_config_init")
@@ -223,6 +226,11 @@ module hympi
     type(c_ptr) function c_scheme_names() bind(C, name="hympi_scheme_names")
       import :: c_ptr
     end function c_scheme_names
+    integer(c_int) function c_boundaries(domain, boundary) bind(C, name="hympi_domain_boundaries")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+      integer(c_int), intent(out) :: boundary(6)
+    end function c_boundaries
   end interface
 
 contains
@@ -233,9 +241,12 @@ contains
   ! (default 1); reserved: m (default: the scheme's); on_error:
   ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN; depth: sweeps
   ! per exchange in hympi_sweep_block (default 1; fields then carry
-  ! halo * depth layers).
+  ! halo * depth layers); ranks_per_node: virtual nodes of that many ranks
+  ! (default 0: the real nodes); proc_grid: the process grid (product = the
+  ! ranks; default: chosen node-aware); rank_order: with ranks_per_node,
+  ! HYMPI_RANK_ORDER_SEQUENTIAL (default) or HYMPI_RANK_ORDER_ROUND_ROBIN.
   subroutine hympi_domain_create(domain, comm, grid, scheme, threads, status, periodic, halo, &
-                                 reserved, on_error, ranks_per_node, depth)
+                                 reserved, on_error, ranks_per_node, depth, proc_grid, rank_order)
     type(hympi_domain), intent(out) :: domain
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -244,6 +255,7 @@ contains
     integer, intent(out) :: status
     logical, intent(in), optional :: periodic(3)
     integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
+    integer, intent(in), optional :: proc_grid(3), rank_order
     type(c_config) :: config
     ! The name must outlive the call only: hympi resolves it at once.
     character(kind=c_char, len=:), allocatable, target :: cname
@@ -256,6 +268,8 @@ contains
     if (present(on_error)) config%on_error = int(on_error, c_int)
     if (present(ranks_per_node)) config%ranks_per_node = int(ranks_per_node, c_int)
     if (present(depth)) config%depth = int(depth, c_int)
+    if (present(proc_grid)) config%proc_grid = int(proc_grid, c_int)
+    if (present(rank_order)) config%rank_order = int(rank_order, c_int)
     if (len_trim(scheme) > 0) then
       cname = trim(scheme) // c_null_char
       config%scheme = c_loc(cname)
@@ -286,6 +300,22 @@ contains
     offset = co
     if (present(status)) status = rc
   end subroutine hympi_domain_local
+
+  ! Which of this rank's faces are physical boundaries, ordered -i, +i, -j,
+  ! +j, -k, +k (boundary(1) is the face below i = 1, boundary(2) the one
+  ! above i = n(1), ...): the faces on the global grid's edge along a
+  ! non-periodic axis. hympi never writes the halo beyond them (boundary
+  ! values: docs/user-kernels.md). All .false. when status is an error.
+  subroutine hympi_domain_boundaries(domain, boundary, status)
+    type(hympi_domain), intent(in) :: domain
+    logical, intent(out) :: boundary(6)
+    integer, intent(out), optional :: status
+    integer(c_int) :: flags(6), rc
+    flags = 0
+    rc = c_boundaries(domain%handle, flags)
+    boundary = flags /= 0
+    if (present(status)) status = rc
+  end subroutine hympi_domain_boundaries
 
   ! The halo width (0 when the handle is not a live domain).
   integer function hympi_domain_halo(domain)

@@ -112,7 +112,14 @@ std::vector<std::string> validate_domain(const DomainConfig& c, int ranks,
                        "rank (run at least 2 ranks per node)");
   }
   const long long fixed = 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2];
-  if (c.proc_grid[0] > 0 && fixed != ranks)
+  // All zero: chosen. A partly zero or negative grid (C and Fortran pass
+  // any three integers) would otherwise be ignored or mis-sized.
+  const bool chosen = c.proc_grid[0] == 0 && c.proc_grid[1] == 0 && c.proc_grid[2] == 0;
+  const bool positive = c.proc_grid[0] >= 1 && c.proc_grid[1] >= 1 && c.proc_grid[2] >= 1;
+  if (!chosen && !positive)
+    errors.push_back("`proc_grid` " + dims_text(c.proc_grid) +
+                     " must have every dimension >= 1 (or all 0: chosen node-aware)");
+  else if (positive && fixed != ranks)
     errors.push_back("`proc_grid` " + dims_text(c.proc_grid) + " has " + std::to_string(fixed) +
                      " processes, but there are " + std::to_string(ranks) + " ranks");
   else if (grid_ok && rpn_ok && c.halo >= 1 && c.halo <= 64 && c.halo_depth >= 1 && c.halo_depth <= 64)
