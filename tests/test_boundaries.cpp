@@ -122,6 +122,9 @@ void bad_grids(Tally& tally) {
   c.proc_grid = {-2, -2, 1};
   tally.check(has_error(validate_domain(c, 4), "`proc_grid` -2x-2x1 must have every dimension >= 1"),
               "a negative grid");
+  c.proc_grid = {2000000000, 2000000000, 3};
+  tally.check(has_error(validate_domain(c, 4), "`proc_grid` 2000000000x2000000000x3 has more processes than the 4 ranks"),
+              "a grid whose product overflows");
   c.proc_grid = {2, 2, 1};
   tally.check(validate_domain(c, 4).empty(), "a valid grid passes");
 }

@@ -76,7 +76,8 @@ typedef struct {
 enum { HYMPI_RANK_ORDER_SEQUENTIAL = 0, HYMPI_RANK_ORDER_ROUND_ROBIN = 1 };
 
 /* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread,
- * depth 1, process grid chosen, sequential rank order. New members are added at the end of the struct (depth was): fill
+ * depth 1, process grid chosen, sequential rank order. New members are
+ * added at the end of the struct (depth, proc_grid, rank_order were): fill
  * it with this function, never a literal initialiser, and build against the
  * header of the library you link. */
 void hympi_domain_config_init(hympi_domain_config* config);
