@@ -137,6 +137,14 @@ void create_domain(MPI_Comm comm, const hympi_domain_config* config, hympi::BoxI
   c.ranks_per_node = config->ranks_per_node;
   c.halo_depth = config->depth;
   c.box_indexing = indexing;
+  for (int d = 0; d < 3; ++d) c.proc_grid[d] = config->proc_grid[d];  // validate_domain checks it
+  if (config->rank_order != HYMPI_RANK_ORDER_SEQUENTIAL &&
+      config->rank_order != HYMPI_RANK_ORDER_ROUND_ROBIN)
+    throw hympi::UsageError(
+        "rank_order must be HYMPI_RANK_ORDER_SEQUENTIAL or HYMPI_RANK_ORDER_ROUND_ROBIN (got " +
+        std::to_string(config->rank_order) + ")");
+  c.rank_order = config->rank_order == HYMPI_RANK_ORDER_ROUND_ROBIN ? hympi::RankOrder::RoundRobin
+                                                                    : hympi::RankOrder::Sequential;
   if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
     throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
   c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw
@@ -169,6 +177,8 @@ void hympi_domain_config_init(hympi_domain_config* c) {
   c->ranks_per_node = 0;
   c->on_error = HYMPI_ON_ERROR_ABORT;
   c->depth = 1;
+  for (int d = 0; d < 3; ++d) c->proc_grid[d] = 0;
+  c->rank_order = HYMPI_RANK_ORDER_SEQUENTIAL;
 }
 
 const char* hympi_last_error(void) { return g_last_error.c_str(); }
@@ -346,6 +356,15 @@ int hympi_report_json(hympi_domain domain, const char* path, const char* name) {
   return guarded("hympi_report_json", [&] {
     check_domain(domain);
     domain->domain->write_report(path ? path : "", name ? name : "kernel");
+  });
+}
+
+int hympi_domain_boundaries(hympi_domain domain, int boundary[6]) {
+  return guarded("hympi_domain_boundaries", [&] {
+    check_domain(domain);
+    if (!boundary) throw hympi::UsageError("boundary must not be NULL");
+    const std::array<bool, 6> physical = domain->domain->physical_boundaries();
+    for (int f = 0; f < 6; ++f) boundary[f] = physical[f] ? 1 : 0;
   });
 }
 

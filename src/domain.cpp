@@ -69,6 +69,7 @@ Domain::~Domain() = default;
 MPI_Comm Domain::comm() const { return impl_->comm(); }
 const DomainConfig& Domain::config() const { return impl_->cfg; }
 const LocalDomain& Domain::local() const { return impl_->local; }
+std::array<bool, 6> Domain::physical_boundaries() const { return impl_->local.physical_boundaries(); }
 const GridChoice& Domain::grid() const { return impl_->grid; }
 const NodeMap& Domain::nodes() const { return impl_->nodes; }
 Scheme& Domain::scheme() { return *impl_->scheme; }

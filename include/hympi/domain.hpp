@@ -118,6 +118,9 @@ class Domain {
   MPI_Comm comm() const;              // hympi's duplicate of the caller's
   const DomainConfig& config() const;
   const LocalDomain& local() const;   // offset, size, neighbours of this rank
+  // Which of this rank's faces are physical boundaries, ordered -i, +i, -j,
+  // +j, -k, +k (LocalDomain::physical_boundaries). No MPI.
+  std::array<bool, 6> physical_boundaries() const;
   const GridChoice& grid() const;     // process grid, node block
   const NodeMap& nodes() const;
   Scheme& scheme();

@@ -65,10 +65,19 @@ typedef struct {
   int depth;            /* temporal blocking: sweeps per exchange in
                            hympi_sweep_block, 1..64 (default 1); fields then
                            carry halo * depth layers (hympi_domain_layout) */
+  int proc_grid[3];     /* process grid PX, PY, PZ, product = the ranks; all 0
+                           (default): chosen node-aware */
+  int rank_order;       /* virtual nodes (ranks_per_node > 0): consecutive
+                           ranks on a node (HYMPI_RANK_ORDER_SEQUENTIAL,
+                           default) or rank r on node r % nodes (_ROUND_ROBIN) */
 } hympi_domain_config;
 
+/* hympi_domain_config.rank_order. */
+enum { HYMPI_RANK_ORDER_SEQUENTIAL = 0, HYMPI_RANK_ORDER_ROUND_ROBIN = 1 };
+
 /* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread,
- * depth 1. New members are added at the end of the struct (depth was): fill
+ * depth 1, process grid chosen, sequential rank order. New members are
+ * added at the end of the struct (depth, proc_grid, rank_order were): fill
  * it with this function, never a literal initialiser, and build against the
  * header of the library you link. */
 void hympi_domain_config_init(hympi_domain_config* config);
@@ -138,6 +147,14 @@ int hympi_report_json(hympi_domain domain, const char* path, const char* name);
 
 /* Registered scheme names joined by ", " (static storage). */
 const char* hympi_scheme_names(void);
+
+/* Which of this rank's six faces are physical boundaries: boundary[f] = 1
+ * or 0 for f = 0..5, ordered -i, +i, -j, +j, -k, +k. A face is physical
+ * when it lies on the global grid's edge along a non-periodic axis (a
+ * periodic axis has none). hympi never writes the halo beyond a physical
+ * face: the boundary values the user puts there persist (docs/user-kernels.md,
+ * "Boundary values"). Not collective. */
+int hympi_domain_boundaries(hympi_domain domain, int boundary[6]);
 
 #ifdef __cplusplus
 }
