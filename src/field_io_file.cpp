@@ -172,8 +172,8 @@ void transfer(Domain& domain, MPI_File file, const Field& field, bool write, con
                        : MPI_File_read_all(file, data, 1, memory.get(), &status);
   agree_mpi(comm, rc, what, write ? "MPI_File_write_all" : "MPI_File_read_all", fault);
   // A short transfer (a file that shrank since rank 0 checked it) is an error.
-  int done = 0;
-  HYMPI_CHECK_MPI(MPI_Get_count(&status, MPI_DOUBLE, &done));
+  MPI_Count done = 0;
+  HYMPI_CHECK_MPI(MPI_Get_elements_x(&status, MPI_DOUBLE, &done));
   const long long points = 1LL * local.size[0] * local.size[1] * local.size[2];
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -183,10 +183,27 @@ void transfer(Domain& domain, MPI_File file, const Field& field, bool write, con
                                           std::to_string(points) + " points");
 }
 
+// Rank 0's part of a collective step, whose outcome the others wait for:
+// any exception (a sidecar of the wrong types, no memory) becomes its
+// message, so that it is agreed instead of leaving the other ranks waiting.
+template <typename Step>
+std::string on_rank0(const std::string& what, Step&& step) {
+  try {
+    return step();
+  } catch (const std::exception& e) {
+    return what + ": " + e.what();
+  }
+}
+
 // Rank 0: the checks before a write and the temporary file ("" or the reason).
 std::string prepare_write(const std::string& path, Temporary& tmp) {
   for (const std::string& p : {path, path + ".json", path + ".xmf"})
     if (const std::string why = check_writable_path(p); !why.empty()) return "cannot write " + p + ": " + why;
+  // The finished file is renamed over the target: never over a device or
+  // FIFO (/dev/null), which write_text_file would write in place.
+  struct stat st {};
+  if (::stat(resolve_links(path).c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return "cannot write " + path + ": not a regular file";
   tmp.name = create_temporary_file(resolve_links(path));
   if (tmp.name.empty()) return "cannot write " + path + ": " + std::strerror(errno);
   return "";
@@ -222,11 +239,13 @@ std::string check_readable(const std::string& path, const std::array<int, 3>& gr
     } catch (const nlohmann::json::exception& e) {
       return sidecar + ": not a valid JSON document (" + e.what() + ")";
     }
-    const auto& g = doc.contains("grid") ? doc["grid"] : nlohmann::json();
-    if (!doc.is_object() || !g.is_array() || g.size() != 3 || !g[0].is_number_integer() ||
-        !g[1].is_number_integer() || !g[2].is_number_integer())
-      return sidecar + ": no \"grid\" of three whole numbers (not a hympi field sidecar)";
-    if (doc.value("dtype", std::string()) != "<f8" || doc.value("order", std::string()) != "i-fastest")
+    const nlohmann::json g = doc.is_object() && doc.contains("grid") ? doc["grid"] : nlohmann::json();
+    const auto whole = [](const nlohmann::json& v) {
+      return v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= 1LL << 30;
+    };
+    if (!g.is_array() || g.size() != 3 || !whole(g[0]) || !whole(g[1]) || !whole(g[2]))
+      return sidecar + ": no \"grid\" of three whole numbers >= 1 (not a hympi field sidecar)";
+    if (doc.value("dtype", nlohmann::json()) != "<f8" || doc.value("order", nlohmann::json()) != "i-fastest")
       return sidecar + ": the data are not \"dtype\": \"<f8\", \"order\": \"i-fastest\"";
     const std::array<int, 3> file_grid{g[0].get<int>(), g[1].get<int>(), g[2].get<int>()};
     if (file_grid != grid)
@@ -255,7 +274,7 @@ void write_field(Domain& domain, const Field& field, const std::string& path,
 
   Temporary tmp;
   std::string error;
-  if (rank == 0) error = prepare_write(path, tmp);
+  if (rank == 0) error = on_rank0("cannot write " + path, [&] { return prepare_write(path, tmp); });
   detail::agree(comm, error.empty() ? Fault::None : Fault::Output, error);
   std::string tmp_name = tmp.name;
   detail::broadcast_text(tmp_name, comm);
@@ -270,7 +289,8 @@ void write_field(Domain& domain, const Field& field, const std::string& path,
     agree_mpi(comm, MPI_File_sync(file.get()), what, "MPI_File_sync", Fault::Output);
     agree_mpi(comm, file.close(), what, "MPI_File_close", Fault::Output);
   }
-  if (rank == 0) error = finish_write(domain, path, name, tmp);
+  if (rank == 0)
+    error = on_rank0("cannot write " + path, [&] { return finish_write(domain, path, name, tmp); });
   detail::agree(comm, error.empty() ? Fault::None : Fault::Output, error);
 }
 
@@ -282,7 +302,8 @@ void read_field(Domain& domain, Field& field, const std::string& path) {
   detail::agree(comm, problem.empty() ? Fault::None : Fault::Usage,
                 problem.empty() ? "" : "read_field: " + problem);
   std::string error;
-  if (rank == 0) error = check_readable(path, domain.local().global);
+  if (rank == 0)
+    error = on_rank0("cannot read " + path, [&] { return check_readable(path, domain.local().global); });
   detail::agree(comm, error.empty() ? Fault::None : Fault::Usage, error);
 
   const std::string what = "cannot read " + path;

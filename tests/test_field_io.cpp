@@ -10,6 +10,7 @@
 // null global array, a bad name. Runs at any rank count; prints one line per
 // failure and "N passed, N failed".
 #include <dirent.h>
+#include <sys/stat.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -238,6 +239,21 @@ void bad_input(Tally& t, const std::string& dir) {
   expect_error<UsageError>(t, "a short file without sidecar",
                            "bare.raw has 100 bytes, a 13x10x7 grid of float64 has 7280 (no sidecar",
                            [&] { read_field(*d, u, bare); });
+  // A sidecar of the wrong types is refused like any other (no exception
+  // left on rank 0 alone, no hang).
+  if (g_rank == 0) {
+    const std::string bytes = read_text(good);
+    std::ofstream(dir + "/typed.raw", std::ios::binary).write(bytes.data(), static_cast<long>(bytes.size()));
+    std::ofstream(dir + "/typed.raw.json") << R"({"grid": [13, 10, 7], "dtype": 8, "order": "i-fastest"})";
+    std::ofstream(dir + "/grid.raw.json") << R"({"grid": [13, 10, 1e99]})";
+    std::ofstream(dir + "/grid.raw", std::ios::binary).write(bytes.data(), static_cast<long>(bytes.size()));
+    mkfifo((dir + "/fifo.raw").c_str(), 0600);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_error<UsageError>(t, "a sidecar's dtype of another type", "typed.raw.json: the data are not",
+                           [&] { read_field(*d, u, dir + "/typed.raw"); });
+  expect_error<UsageError>(t, "a sidecar's grid of another type", "grid.raw.json: no \"grid\" of three whole",
+                           [&] { read_field(*d, u, dir + "/grid.raw"); });
   expect_error<UsageError>(t, "a missing file", "cannot read " + dir + "/missing.raw: No such file or directory",
                            [&] { read_field(*d, u, dir + "/missing.raw"); });
   expect_error<UsageError>(t, "a directory", "is a directory", [&] { read_field(*d, u, dir); });
@@ -246,6 +262,8 @@ void bad_input(Tally& t, const std::string& dir) {
                             [&] { write_field(*d, u, "/nonexistent-dir/u.raw", "u"); });
   expect_error<OutputError>(t, "a directory as the file", "cannot write " + dir + ": ",
                             [&] { write_field(*d, u, dir, "u"); });
+  expect_error<OutputError>(t, "a FIFO as the file", "fifo.raw: not a regular file",
+                            [&] { write_field(*d, u, dir + "/fifo.raw", "u"); });
   expect_error<UsageError>(t, "a field of another domain", "(a field of another domain?)",
                            [&] { write_field(*d, o, dir + "/o.raw", "o"); });
   expect_error<UsageError>(t, "a field of another domain (gather)", "gather_field: the field on rank",
@@ -291,7 +309,8 @@ int main(int argc, char** argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (g_rank == 0) {
-    for (const char* f : {"w.raw", "w.raw.json", "w.raw.xmf", "bare.raw"}) std::remove((dir + "/" + f).c_str());
+    for (const char* f : {"w.raw", "w.raw.json", "w.raw.xmf", "bare.raw", "typed.raw", "typed.raw.json",
+                          "grid.raw", "grid.raw.json", "fifo.raw"}) std::remove((dir + "/" + f).c_str());
     rmdir(dir.c_str());
     std::printf("%d passed, %d failed\n", t.passed, t.failed);
   }
