@@ -11,6 +11,7 @@
 #include "hympi/domain.hpp"
 #include "hympi/error.hpp"
 #include "hympi/scheme.hpp"
+#include "c_api_support.hpp"
 
 struct hympi_domain_s {
   std::unique_ptr<hympi::Domain> domain;
@@ -414,3 +415,21 @@ int hympi_fortran_field_data(const char* call, hympi_domain domain, hympi_field 
 }
 
 }  // extern "C"
+
+// For the C API's other files (c_api_support.hpp).
+namespace hympi {
+namespace detail {
+
+int c_api_guarded(const char* call, const std::function<void()>& body) { return guarded(call, body); }
+
+Domain& c_api_domain(hympi_domain domain) {
+  check_domain(domain);
+  return *domain->domain;
+}
+
+Field* c_api_field(hympi_domain domain, hympi_field field) {
+  return field && field->owner == domain ? &field->field : nullptr;
+}
+
+}  // namespace detail
+}  // namespace hympi

@@ -155,6 +155,33 @@ const char* hympi_scheme_names(void);
  * face: the boundary values the user puts there persist (docs/user-kernels.md,
  * "Boundary values"). Not collective. */
 int hympi_domain_boundaries(hympi_domain domain, int boundary[6]);
+/* ---- Field I/O (docs/field-io.md; C++: hympi/field_io.hpp) ----
+ * The global array: NX*NY*NZ doubles, i fastest, no halo (point (i, j, k)
+ * at global[i + NX * (j + NY * k)]). The file PATH: the global array as raw
+ * little-endian float64, nothing else, with the sidecar PATH.json (grid,
+ * dtype, order, name, version, the writer's ranks and process grid) and
+ * PATH.xmf (XDMF: ParaView and VisIt open it); each is renamed into place
+ * once complete. A file written on any number of ranks reads back bit for
+ * bit on any other. Every function is collective over the domain's
+ * communicator, with the same root/path/name on every rank; the halo is
+ * neither read nor written. Errors are the same on every rank:
+ * HYMPI_ERR_USAGE (a field of another domain, a missing file, a file of
+ * another grid, a bad root or name), HYMPI_ERR_OUTPUT (a path that cannot
+ * be written). */
+
+/* The global grid NX, NY, NZ (to size a global array). Local. */
+int hympi_domain_grid(hympi_domain domain, int grid[3]);
+/* The field's own points of every rank into global on root (NX*NY*NZ
+ * doubles; ignored, may be NULL, on the other ranks). */
+int hympi_field_gather(hympi_domain domain, hympi_field field, int root, double* global);
+/* global on root (ignored elsewhere) into every rank's own points of field. */
+int hympi_field_scatter(hympi_domain domain, const double* global, int root, hympi_field field);
+/* The field as the file path (+ path.json, path.xmf); name: 1..64 letters,
+ * digits, '_', '-', '.'. */
+int hympi_field_write(hympi_domain domain, hympi_field field, const char* path, const char* name);
+/* The file path into field: path.json, when present, must give the
+ * domain's grid; without it the file must hold NX*NY*NZ*8 bytes. */
+int hympi_field_read(hympi_domain domain, hympi_field field, const char* path);
 
 #ifdef __cplusplus
 }
