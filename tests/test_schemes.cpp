@@ -138,6 +138,9 @@ int main(int argc, char** argv) {
   // virtual nodes).
   bool all_decomps = true;
   std::string only_scheme;
+  // --kernel NAME: that kernel's variants only (a quick check of one kernel
+  // across the whole matrix of schemes, ranks and threads).
+  std::string only_kernel;
   // --depth-only: the temporal-blocking variants only (ctest runs them again
   // with tiny wavefront tiles, HYMPI_WAVEFRONT_TILE_ROWS).
   bool depth_only = false;
@@ -145,6 +148,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--decompositions") all_decomps = std::string(argv[i + 1]) != "default";
     if (std::string(argv[i]) == "--scheme") only_scheme = argv[i + 1];
+    if (std::string(argv[i]) == "--kernel") only_kernel = argv[i + 1];
   }
   const char* env = std::getenv("OMP_NUM_THREADS");
   const int threads = env ? std::atoi(env) : 1;
@@ -197,7 +201,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<double>> plain_fields;  // describe(depth-1 config) -> points
   Tally tally;
   for (const auto& v : variants)
-    if (!depth_only || v.halo_depth > 1)
+    if ((!depth_only || v.halo_depth > 1) &&
+        (only_kernel.empty() || only_kernel == kernel_name(v.kernel)))
     for (const auto& grid : grids)
       if (!v.first_grid_only || &grid == &grids[0])
       for (bool periodic : {false, true})
@@ -339,7 +344,7 @@ int main(int argc, char** argv) {
               }
             }
           }
-  alternating_tiles(tally, threads, only_scheme);
+  if (only_kernel.empty()) alternating_tiles(tally, threads, only_scheme);
   if (g_rank == 0)
     std::printf("test_schemes: %d ranks x %d threads (%s)\n%d passed, %d failed, %d skipped\n", size,
                 threads, thread_level_name(provided).c_str(), tally.passed, tally.failed,
