@@ -219,7 +219,11 @@ int main(int argc, char** argv) {
    * (hympi solve's for output errors) on every rank (the call is collective). */
   int exit_code = 0;
   if (report || getenv("HYMPI_REPORT_JSON")) {
-    if (hympi_report_json(domain, report, "heat") != HYMPI_SUCCESS) {
+    /* The report carries u's checksum by name (the study compares it
+     * between schemes) and this file's compiler and flags. */
+    const char* names[1] = {"u"};
+    if (HYMPI_REPORT_BUILD(domain) != HYMPI_SUCCESS ||
+        hympi_report_json_fields(domain, report, "heat", 1, &in, names) != HYMPI_SUCCESS) {
       exit_code = 4;
       if (rank == 0) fprintf(stderr, "heat_c: %s\n", hympi_last_error());
     }

@@ -460,12 +460,76 @@ contains
 
   ! Collective: the timed loop's summary as JSON on path (rank 0 writes; "-"
   ! is stdout; HYMPI_REPORT_JSON replaces it), read by hympi-lab study --app.
-  subroutine hympi_report_json(domain, path, name, status)
+  ! fields: their checksums (sum, l2) go in the report, each under its name
+  ! in field_names (one per field; absent: field1, field2, ...), so that the
+  ! study checks that every scheme computed the same fields. compiler, flags:
+  ! the program's own build, recorded beside hympi's. Pass
+  ! compiler_version() and compiler_options() (iso_fortran_env) from the
+  ! program: they describe the unit they are written in, so called here
+  ! they would describe hympi's module, not the program.
+  subroutine hympi_report_json(domain, path, name, status, fields, field_names, compiler, flags)
     type(hympi_domain), intent(in) :: domain
     character(len=*), intent(in) :: path, name
     integer, intent(out) :: status
-    status = c_report_json(domain%handle, trim(path) // c_null_char, trim(name) // c_null_char)
+    type(hympi_field), intent(in), optional :: fields(:)
+    character(len=*), intent(in), optional :: field_names(:)
+    character(len=*), intent(in), optional :: compiler, flags
+    character(len=:), allocatable :: text_compiler, text_flags
+    if (present(compiler) .or. present(flags)) then
+      text_compiler = ""
+      text_flags = ""
+      if (present(compiler)) text_compiler = trim(compiler)
+      if (present(flags)) text_flags = trim(flags)
+      status = c_report_build(domain%handle, text_compiler // c_null_char, text_flags // c_null_char)
+      if (status /= HYMPI_SUCCESS) return
+    end if
+    if (.not. present(fields) .and. .not. present(field_names)) then
+      status = c_report_json(domain%handle, trim(path) // c_null_char, trim(name) // c_null_char)
+      return
+    end if
+    status = report_json_fields(domain, path, name, fields, field_names)
   end subroutine hympi_report_json
+
+  ! hympi_report_json_fields from Fortran arrays. A count of names that is
+  ! not the count of fields is padded with null pointers on the shorter
+  ! side, which the C call refuses with a message naming the missing one.
+  integer function report_json_fields(domain, path, name, fields, field_names) result(status)
+    type(hympi_domain), intent(in) :: domain
+    character(len=*), intent(in) :: path, name
+    type(hympi_field), intent(in), optional :: fields(:)
+    character(len=*), intent(in), optional :: field_names(:)
+    character(kind=c_char), allocatable, target :: chars(:)
+    type(c_ptr), allocatable :: handles(:)
+    type(c_ptr), allocatable, target :: names(:)
+    type(c_ptr) :: name_list
+    integer :: n_fields, n_names, n, i, j, at, width
+    n_fields = 0
+    n_names = 0
+    if (present(fields)) n_fields = size(fields)
+    if (present(field_names)) n_names = size(field_names)
+    n = max(n_fields, n_names)
+    allocate(handles(max(1, n)), names(max(1, n)))
+    handles = c_null_ptr
+    names = c_null_ptr
+    do i = 1, n_fields
+      handles(i) = fields(i)%handle
+    end do
+    width = 1
+    if (n_names > 0) width = len(field_names) + 1
+    allocate(chars(max(1, n_names * width)))
+    do i = 1, n_names
+      at = (i - 1) * width
+      do j = 1, len_trim(field_names(i))
+        chars(at + j) = field_names(i)(j:j)
+      end do
+      chars(at + len_trim(field_names(i)) + 1) = c_null_char
+      names(i) = c_loc(chars(at + 1))
+    end do
+    name_list = c_null_ptr  ! no names: field1, field2, ...
+    if (n_names > 0) name_list = c_loc(names)
+    status = c_report_json_fields(domain%handle, trim(path) // c_null_char, &
+                                  trim(name) // c_null_char, int(n, c_int), handles, name_list)
+  end function report_json_fields
 
   ! The message of the last error on this thread ("" when none).
   function hympi_last_error() result(message)

@@ -119,6 +119,20 @@ module hympi_c
       type(c_ptr), value :: domain
       character(kind=c_char), intent(in) :: path(*), name(*)
     end function c_report_json
+    integer(c_int) function c_report_json_fields(domain, path, name, nfields, fields, names) &
+        bind(C, name="hympi_report_json_fields")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: domain
+      character(kind=c_char), intent(in) :: path(*), name(*)
+      integer(c_int), value :: nfields
+      type(c_ptr), intent(in) :: fields(*)
+      type(c_ptr), value :: names
+    end function c_report_json_fields
+    integer(c_int) function c_report_build(domain, compiler, flags) bind(C, name="hympi_report_build")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: domain
+      character(kind=c_char), intent(in) :: compiler(*), flags(*)
+    end function c_report_build
     type(c_ptr) function c_last_error() bind(C, name="hympi_last_error")
       import :: c_ptr
     end function c_last_error

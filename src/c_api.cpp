@@ -360,6 +360,32 @@ int hympi_report_json(hympi_domain domain, const char* path, const char* name) {
   });
 }
 
+int hympi_report_json_fields(hympi_domain domain, const char* path, const char* name, int nfields,
+                             const hympi_field* fields, const char* const* names) {
+  return guarded("hympi_report_json_fields", [&] {
+    check_domain(domain);
+    if (nfields < 0 || nfields > 1024) throw hympi::UsageError("nfields must be in 0..1024");
+    std::vector<const hympi::Field*> list;
+    std::vector<std::string> named;
+    if (nfields > 0) {
+      for (hympi::Field* f : field_list(domain, nfields, fields)) list.push_back(f);
+      for (int i = 0; names && i < nfields; ++i) {
+        if (!names[i])
+          throw hympi::UsageError("names[" + std::to_string(i) + "] is NULL: give one name per field");
+        named.emplace_back(names[i]);
+      }
+    }
+    domain->domain->write_report(path ? path : "", name ? name : "kernel", list, named);
+  });
+}
+
+int hympi_report_build(hympi_domain domain, const char* compiler, const char* flags) {
+  return guarded("hympi_report_build", [&] {
+    check_domain(domain);
+    domain->domain->report_build(compiler ? compiler : "", flags ? flags : "");
+  });
+}
+
 int hympi_domain_boundaries(hympi_domain domain, int boundary[6]) {
   return guarded("hympi_domain_boundaries", [&] {
     check_domain(domain);

@@ -143,6 +143,8 @@ struct Domain::Impl {
   bool tracing = false;                 // config.trace or HYMPI_TRACE_JSON
   std::string trace_env;                // rank 0's HYMPI_TRACE_JSON, on every rank
   std::vector<detail::TraceLog> logs;   // [thread], filled from start_clock
+  // The program's own build (report_build); empty until it says.
+  std::string app_compiler, app_flags;
 
   MPI_Comm comm() const { return owned.get(); }
   // Halo layers of the domain's fields.

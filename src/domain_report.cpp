@@ -42,7 +42,42 @@ struct ReportFacts {
   long long traffic[5] = {0, 0, 0, 0, 0};  // bytes intra, inter; messages intra, inter; zero-copy
   bool has_checksum = false;
   double sum = 0, l2 = 0;
+  nlohmann::json checksums = nlohmann::json::array();  // {field, sum, l2} per named field
 };
+
+// The names the report gives the checksum fields: `given`, one per field,
+// or field1, field2, ... Each is 1..64 printable ASCII characters and
+// unique, so that the study can match a field across schemes by its name.
+std::vector<std::string> checksum_names(std::size_t fields, const std::vector<std::string>& given) {
+  if (given.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < fields; ++i) names.push_back("field" + std::to_string(i + 1));
+    return names;
+  }
+  if (given.size() != fields)
+    throw UsageError("write_report: " + std::to_string(given.size()) + " field name(s) for " +
+                     std::to_string(fields) + " checksum field(s): give one name per field");
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const std::string& n = given[i];
+    const bool printable = std::all_of(n.begin(), n.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    if (n.empty() || n.size() > 64 || !printable)
+      throw UsageError("write_report: field name " + std::to_string(i + 1) +
+                       " must be 1..64 printable ASCII characters");
+    if (std::find(given.begin(), given.begin() + static_cast<std::ptrdiff_t>(i), n) !=
+        given.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError("write_report: field name '" + n + "' is given twice");
+  }
+  return given;
+}
+
+// Text the program gave (its compiler, its flags) as printable ASCII of at
+// most 4096 characters: a report must stay valid JSON whatever it holds.
+std::string printable(const std::string& text) {
+  std::string out = text.substr(0, 4096);
+  for (char& c : out)
+    if (c < 0x20 || c >= 0x7f) c = '?';
+  return out;
+}
 
 nlohmann::json report_result(const Domain& domain, const Scheme& scheme, long long sweeps,
                              long long exchanges, const std::string& name, const ReportFacts& f) {
@@ -77,6 +112,7 @@ nlohmann::json report_result(const Domain& domain, const Scheme& scheme, long lo
           {"exchanges", exchanges},
           {"checksum", f.has_checksum ? nlohmann::json(f.sum) : none},
           {"l2", f.has_checksum ? nlohmann::json(f.l2) : none},
+          {"checksums", f.checksums},
           {"time_s", {{"min", f.T}, {"median", f.T}, {"max", f.T}}},
           {"repeat", 1},
           {"mlups", f.T > 0 ? points * sweeps / f.T / 1e6 : 0.0},
@@ -92,10 +128,19 @@ nlohmann::json report_result(const Domain& domain, const Scheme& scheme, long lo
 
 }  // namespace
 
+void Domain::report_build(const std::string& compiler, const std::string& flags) {
+  impl_->app_compiler = printable(compiler);
+  impl_->app_flags = printable(flags);
+}
+
 void Domain::write_report(const std::string& path, const std::string& name,
-                          const std::vector<const Field*>& checksum_fields) {
+                          const std::vector<const Field*>& checksum_fields,
+                          const std::vector<std::string>& field_names) {
   Impl& d = *impl_;
   const MPI_Comm comm = d.comm();
+  // Checked before any collective: every rank gets the same arguments, so
+  // every rank throws, and none waits in a reduction.
+  const std::vector<std::string> names = checksum_names(checksum_fields.size(), field_names);
   ReportFacts f;
   HYMPI_CHECK_MPI(MPI_Allreduce(&d.elapsed, &f.T, 1, MPI_DOUBLE, MPI_MAX, comm));
   f.rows = detail::breakdown_max(d.timers, d.elapsed, comm);
@@ -104,10 +149,11 @@ void Domain::write_report(const std::string& path, const std::string& name,
                        d.plan->messages_inter(), d.plan->bytes_zero_copy()};
   HYMPI_CHECK_MPI(MPI_Allreduce(mine, f.traffic, 5, MPI_LONG_LONG, MPI_SUM, comm));
   double sq = 0;
-  for (const Field* field : checksum_fields) {
-    const auto c = checksum(*field);
+  for (std::size_t i = 0; i < checksum_fields.size(); ++i) {
+    const auto c = checksum(*checksum_fields[i]);
     f.sum += c[0];
     sq += c[1] * c[1];
+    f.checksums.push_back({{"field", names[i]}, {"sum", c[0]}, {"l2", c[1]}});
   }
   f.has_checksum = !checksum_fields.empty();
   f.l2 = std::sqrt(sq);
@@ -123,6 +169,11 @@ void Domain::write_report(const std::string& path, const std::string& name,
     nlohmann::json context = context_block(d.size, provided, provided, d.cfg.threads, d.nodes,
                                            placement, command_line());
     context["source"] = "user-kernel";
+    // The program's build beside hympi's ("compiler", "flags"), when it said.
+    if (!d.app_compiler.empty() || !d.app_flags.empty()) {
+      context["app_compiler"] = d.app_compiler;
+      context["app_flags"] = d.app_flags;
+    }
     const nlohmann::json doc = {
         {"context", context},
         {"results", nlohmann::json::array(

@@ -204,9 +204,20 @@ class Domain {
   // that hympi-lab study --app and report read it. `name` names the kernel
   // ("user:" is prefixed). HYMPI_REPORT_JSON in rank 0's environment
   // replaces `path`; with HYMPI_TRACE_JSON set the trace is written there
-  // too. Throws OutputError when a file cannot be written.
+  // too. Throws OutputError when a file cannot be written. Each of
+  // `checksum_fields` is reported by name (`field_names`, one per field;
+  // empty: field1, field2, ...) with its sum and l2 norm ("checksums"), so
+  // that the study can check that every scheme computed the same fields;
+  // "checksum" and "l2" are those of all of them together. UsageError when
+  // the names are not one per field, empty or repeated.
   void write_report(const std::string& path, const std::string& name,
-                    const std::vector<const Field*>& checksum_fields = {});
+                    const std::vector<const Field*>& checksum_fields = {},
+                    const std::vector<std::string>& field_names = {});
+  // The program's own compiler and flags, written into every later report's
+  // context as app_compiler and app_flags (hympi's own are "compiler" and
+  // "flags"): hympi cannot see how the program was built, so it says so.
+  // C and C++: HYMPI_APP_COMPILER and HYMPI_APP_FLAGS (hympi/hympi.h).
+  void report_build(const std::string& compiler, const std::string& flags);
 
   // Collective: the timelines of every thread of every rank in the timed
   // loop, as a Chrome Trace Event document (hympi/trace.hpp; Perfetto opens

@@ -144,6 +144,16 @@ int hympi_checksum(hympi_domain domain, hympi_field field, double* sum, double* 
 /* Collective: the timed loop's summary as JSON on path (rank 0 writes;
  * "-" is stdout), read by `hympi-lab study --app`. name: the kernel's name. */
 int hympi_report_json(hympi_domain domain, const char* path, const char* name);
+/* The same, with the checksum (sum and l2 norm over all ranks) of each of
+ * fields[0..nfields-1] under its name (names[i], 1..64 printable ASCII
+ * characters, unique; names NULL: "field1", "field2", ...): hympi-lab study
+ * --app checks that every scheme computed the same fields. Collective. */
+int hympi_report_json_fields(hympi_domain domain, const char* path, const char* name, int nfields,
+                             const hympi_field* fields, const char* const* names);
+/* The program's own compiler and flags, written into the domain's later
+ * reports beside hympi's (hympi cannot see how the program was built).
+ * HYMPI_REPORT_BUILD(domain) passes those of the file that calls it. */
+int hympi_report_build(hympi_domain domain, const char* compiler, const char* flags);
 
 /* Registered scheme names joined by ", " (static storage). */
 const char* hympi_scheme_names(void);
@@ -186,5 +196,38 @@ int hympi_field_read(hympi_domain domain, hympi_field field, const char* path);
 #ifdef __cplusplus
 }
 #endif
+
+/* The compiler of the file that expands it, from its predefined macros
+ * (define HYMPI_APP_COMPILER to override). */
+#ifndef HYMPI_APP_COMPILER
+#ifdef __cplusplus
+#define HYMPI_APP_LANGUAGE_ " (C++)"
+#else
+#define HYMPI_APP_LANGUAGE_ " (C)"
+#endif
+#if defined(__INTEL_LLVM_COMPILER) && defined(__VERSION__)
+#define HYMPI_APP_COMPILER "Intel oneAPI " __VERSION__ HYMPI_APP_LANGUAGE_
+#elif defined(__clang__)
+#define HYMPI_APP_COMPILER "Clang " __clang_version__ HYMPI_APP_LANGUAGE_
+#elif defined(__GNUC__) && defined(__VERSION__)
+#define HYMPI_APP_COMPILER "GCC " __VERSION__ HYMPI_APP_LANGUAGE_
+#elif defined(__VERSION__)
+#define HYMPI_APP_COMPILER __VERSION__ HYMPI_APP_LANGUAGE_
+#else
+#define HYMPI_APP_COMPILER "unknown" HYMPI_APP_LANGUAGE_
+#endif
+#endif
+/* The flags the file was compiled with: no compiler exposes them as a
+ * macro, so the build defines it (examples/CMakeLists.txt:
+ * -DHYMPI_APP_FLAGS="-O3 -march=native"); otherwise say so, with what the
+ * predefined macros do tell. */
+#ifndef HYMPI_APP_FLAGS
+#ifdef __OPTIMIZE__
+#define HYMPI_APP_FLAGS "not given (compile with -DHYMPI_APP_FLAGS=...); optimised (__OPTIMIZE__)"
+#else
+#define HYMPI_APP_FLAGS "not given (compile with -DHYMPI_APP_FLAGS=...); not optimised (no __OPTIMIZE__)"
+#endif
+#endif
+#define HYMPI_REPORT_BUILD(domain) hympi_report_build((domain), HYMPI_APP_COMPILER, HYMPI_APP_FLAGS)
 
 #endif /* HYMPI_H */

@@ -139,6 +139,7 @@ class SolveRun:
     iterations: Optional[int] = None
     inter_share: Optional[float] = None  # inter-node bytes / all bytes per exchange
     converges: bool = False              # run to a tolerance (the record has "tol")
+    repeat: int = 1                      # repetitions behind median, low and high
 
 
 def determined(param: Mapping[str, Any]) -> bool:
@@ -184,11 +185,25 @@ def solve_runs(study: Study) -> dict[str, list[SolveRun]]:
             int(r["context"].get("ranks", 0)), rec["time_s"]["median"], rec["time_s"]["min"],
             rec["time_s"]["max"], number_or_nan(rec.get("l2")), rec.get("fractions", {}),
             rec.get("breakdown_s", {}), r.get("trace", ""), rec.get("iterations"),
-            inter_share(rec.get("bytes_per_exchange")), "tol" in rec))
+            inter_share(rec.get("bytes_per_exchange")), "tol" in rec, _repeat(rec)))
     order = {"pure-mpi": 0, "masteronly": 1}
     for runs in by_kernel.values():
         runs.sort(key=lambda s: (order.get(s.scheme, 2), s.scheme, s.m))
     return by_kernel
+
+
+def _repeat(rec: Mapping[str, Any]) -> int:
+    """A record's repetitions (1 when it does not say: one run, no range)."""
+    value = rec.get("repeat")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def separated(best: SolveRun, other: Optional[SolveRun]) -> bool:
+    """Whether `best` is clearly faster than `other`: both were repeated
+    (one run has no range to compare) and the best's slowest repetition
+    beats the other's fastest."""
+    return (other is not None and best.repeat >= 2 and other.repeat >= 2
+            and best.high < other.low)
 
 
 @dataclass
@@ -260,8 +275,6 @@ def kernel_advice(runs: dict[str, list[SolveRun]], oversubscribed: bool = False)
         ranked = sorted(kruns, key=lambda s: s.median)
         best = ranked[0]
         second = ranked[1] if len(ranked) > 1 else None
-        # Separated: the best's slowest repetition beats the runner-up's fastest.
-        separated = second is not None and best.high < second.low
         # With one thread per rank, masteronly is pure MPI (class 1).
         pure = next((s for s in kruns if s.scheme == "pure-mpi"
                      or (s.scheme == "masteronly" and s.threads == 1)), None)
@@ -278,7 +291,7 @@ def kernel_advice(runs: dict[str, list[SolveRun]], oversubscribed: bool = False)
                 verdict, model_best, model_eps = adv.verdict, adv.best.label, adv.best.epsilon
             except InputError as err:
                 verdict = f"the model cannot advise: {err}"
-        out.append(KernelAdvice(kernel, best, second, separated,
+        out.append(KernelAdvice(kernel, best, second, separated(best, second),
                                 pure.median / best.median if pure else None,
                                 mo.median / best.median if mo else None,
                                 verdict, model_best, model_eps, max(s.threads for s in kruns)))
@@ -300,7 +313,7 @@ def left_out(study: Study) -> str:
     return (" Drawn without: " + "; ".join(notes) + ".") if notes else ""
 
 
-def _advice_part(a: KernelAdvice) -> str:
+def advice_part(a: KernelAdvice) -> str:
     gains = []
     if a.gain_pure is not None:
         gains.append(f"{a.gain_pure:.2f}x pure MPI")
@@ -308,7 +321,8 @@ def _advice_part(a: KernelAdvice) -> str:
         gains.append(f"{a.gain_masteronly:.2f}x masteronly")
     sure = ("clearly (repetitions do not overlap)" if a.separated else
             f"not separated from {a.runner_up.label if a.runner_up else '-'} "
-            "(repetitions overlap)")
+            + ("(one run each: no range to compare)" if a.runner_up and min(a.best.repeat, a.runner_up.repeat) < 2
+               else "(repetitions overlap)"))
     model_part = (f"; the model predicts {a.model_best} (epsilon {a.model_eps:.2f})"
                   if a.model_eps is not None and judge.finite(a.model_eps) else "")
     return f"{a.kernel}: {a.best.label}, {', '.join(gains)}, {sure}{model_part}"
@@ -374,7 +388,7 @@ def recommendation(study: Study, advice: list[KernelAdvice], fit: dict[str, Any]
     if all(a.threads == 1 for a in advice):
         return _one_thread(advice, code, layout) + depth + left_out(study)
     clear = [a for a in advice if a.separated]
-    parts = "; ".join(_advice_part(a) for a in advice) + "."
+    parts = "; ".join(advice_part(a) for a in advice) + "."
     extra = _eq14_sentence(fit) + depth + left_out(study)
     if not clear:
         return (f"No clear winner{code} on this machine with {layout}: the run-to-run spread covers the "
@@ -538,5 +552,5 @@ def check_study_dir(outdir: str) -> Path:
 
 
 __all__ = ["Study", "load", "fits", "SolveRun", "user_kernels", "solve_runs", "Validation", "validations",
-           "KernelAdvice", "kernel_advice", "recommendation", "left_out", "depth_rows", "depth_advice", "write_csv",
+           "KernelAdvice", "kernel_advice", "separated", "advice_part", "recommendation", "left_out", "depth_rows", "depth_advice", "write_csv",
            "write_json", "fastest_deep", "check_study_dir", "NOISE_FLOOR", "DEPTH_SECTION", "number_or_nan"]

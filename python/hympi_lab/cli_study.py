@@ -64,6 +64,9 @@ def add_study(sub: Subparsers) -> None:
                    "{json}) put in per run, e.g. \"./heat_c --scheme {scheme} --threads {threads}\"")
     p.add_argument("--app-name", metavar="NAME", help="the name of your kernel in the report "
                    "(default: the program's file name)")
+    p.add_argument("--app-repeat", type=int_in(1, 1000), metavar="R",
+                   help="runs of each --app point (default 3): a scheme is ranked ahead of another "
+                   "only when the ranges of their runs' times do not overlap")
     p.add_argument("--run-timeout", type=positive, metavar="S",
                    help="per-run time limit in seconds (default 120 quick, 300, 1800 full)")
     p.add_argument("--no-report", action="store_true", help="measure only; write the report later "
@@ -75,6 +78,7 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
     from . import report, study as study_mod
+    from .options import APP_REPEAT_DEFAULT
 
     problems = not_applying(args)
     if problems:
@@ -97,7 +101,8 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
             kernels=(_csv_list("--kernels", args.kernels) if args.kernels is not None
                      else [] if args.app else None),
             run_timeout_s=args.run_timeout or 0.0,
-            app=args.app or "", app_name=args.app_name or "")
+            app=args.app or "", app_name=args.app_name or "",
+            app_repeat=(args.app_repeat or APP_REPEAT_DEFAULT) if args.app else 0)
         if args.hostfile and not os.path.isfile(args.hostfile):
             raise InputError(f"--hostfile {args.hostfile}: no such file")
     if args.hympi:
@@ -109,7 +114,7 @@ def cmd_study(args: argparse.Namespace, out: TextIO) -> int:
 # The study options --resume takes over from study.json: given with
 # --resume, each is refused by name (only --hympi and --no-report apply).
 _STARTING_OPTIONS = ("out", "ranks", "threads", "hostfile", "emulated_nodes", "link", "launcher", "mpi",
-                     "quick", "full", "steps", "kernels", "app", "app_name", "run_timeout")
+                     "quick", "full", "steps", "kernels", "app", "app_name", "run_timeout", "app_repeat")
 
 
 def _flag(dest: str) -> str:
@@ -131,6 +136,8 @@ def not_applying(args: argparse.Namespace) -> list[str]:
                         "leave --link out")
     if args.app_name is not None and args.app is None:
         problems.append("--app-name names the program of --app: give --app too, or leave --app-name out")
+    if args.app_repeat is not None and args.app is None:
+        problems.append("--app-repeat repeats the runs of --app: give --app too, or leave --app-repeat out")
     if args.hostfile and args.launcher == "srun":
         problems.append("--hostfile cannot apply with --launcher srun: Slurm's allocation gives the "
                         "hosts")

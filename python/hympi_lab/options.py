@@ -38,6 +38,14 @@ class StudyOptions:
     kernels: Optional[list[str]] = None
     app: str = ""                        # the user's program (--app), with placeholders
     app_name: str = ""                   # its kernel's name in the report
+    # Runs of each --app point (--app-repeat); 0 in a study from before
+    # repetitions, whose points ran once.
+    app_repeat: int = 0
+
+
+# --app-repeat's default: three runs give each scheme a range, so that the
+# ranking counts only where the ranges do not overlap.
+APP_REPEAT_DEFAULT = 3
 
 
 # --app: the placeholders a user's command may hold, and launchers it must not.

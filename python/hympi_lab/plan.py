@@ -144,24 +144,56 @@ def dropped(opts: StudyOptions, setting: Setting, info: Info) -> list[tuple[str,
             if h > 1 and h > lv["grid"] // setting.ranks:
                 out.append((f"depth step, --halo-depth {h}", f"deeper than a rank's box ({lv['grid']} "
                             f"points over {setting.ranks} ranks)"))
-    if "solve" in steps and (kernels_of(opts, info) or opts.app):
-        for s in buildinfo.schemes(info):
-            why = scheme_skip_reason(s, setting)
-            if why:
-                out.append((f"scheme {s['name']}", why))
+    if "solve" in steps:
+        out += _scheme_drops(opts, setting, info)
     return out
 
 
-def scheme_skip_reason(scheme: dict[str, Any], setting: Setting) -> str:
-    """Why the study cannot run `scheme` in its layout ("" when it can)."""
+def _scheme_drops(opts: StudyOptions, setting: Setting, info: Info) -> list[tuple[str, str]]:
+    """(scheme, why) of each scheme the solve step leaves out: once when the
+    built-in kernels and the --app program miss it for the same reason,
+    else once for each (they see other nodes: see scheme_skip_reason)."""
+    out = []
+    users = ([("built-in kernels", False)] if kernels_of(opts, info) else []) + (
+        [("--app", True)] if opts.app else [])
+    for s in buildinfo.schemes(info):
+        reasons = {who: scheme_skip_reason(s, setting, app) for who, app in users}
+        if len(set(reasons.values())) == 1:
+            why = next(iter(reasons.values()))
+            if why:
+                out.append((f"scheme {s['name']}", why))
+            continue
+        out += [(f"scheme {s['name']} ({who})", why) for who, why in reasons.items() if why]
+    return out
+
+
+def scheme_skip_reason(scheme: dict[str, Any], setting: Setting, app: bool = False) -> str:
+    """Why the study cannot run `scheme` in its layout ("" when it can).
+
+    A scheme that shares memory between a node's ranks (info's
+    needs_node_peers: shared-window) needs two ranks on a node. hympi's own
+    runs on one machine split it into virtual nodes (--ranks-per-node), so
+    there the virtual node counts; a user's program (`app`) gets no such
+    flag, and its ranks share the real node they run on."""
     if not scheme.get("available", True):
         return "not available in this build and MPI library"
     need = int(scheme.get("min_threads", 1))
     if setting.threads < need:
         return f"needs {need} threads per rank, the layout has {setting.threads}"
-    per_node = setting.ranks_per_node or max(1, setting.ranks // max(1, setting.nodes))
-    if scheme.get("needs_node_peers") and per_node < 2:
-        return f"needs 2 ranks on a node, the layout has {per_node}"
+    if not scheme.get("needs_node_peers"):
+        return ""
+    if setting.nodes_kind == "virtual":
+        if app or not setting.ranks_per_node:
+            return ""  # every rank on this one machine
+        if setting.ranks_per_node < 2:
+            return (f"needs ranks that share a node; this machine is split into {setting.nodes} "
+                    f"virtual nodes of {setting.ranks_per_node} rank for hympi's own runs "
+                    "(--ranks-per-node)")
+        return ""
+    per_node = max(1, setting.ranks // max(1, setting.nodes))
+    if per_node < 2:
+        return (f"needs ranks that share a node; this layout puts {per_node} rank per node "
+                f"({setting.ranks} ranks on {setting.nodes} {setting.nodes_kind} nodes)")
     return ""
 
 
@@ -183,14 +215,18 @@ class Point:
     # --app points: the user's command with scheme, threads and reserved put
     # in ({json} is put in when it runs); empty for hympi's own runs.
     app: list[str] = field(default_factory=list)
+    # Runs of the point (--app points: --app-repeat; hympi's own runs repeat
+    # inside the run, with --repeat).
+    repeat: int = 1
 
 
-def scheme_runs(scheme: dict[str, Any], setting: Setting) -> bool:
+def scheme_runs(scheme: dict[str, Any], setting: Setting, app: bool = False) -> bool:
     """Whether the study can run `scheme` (an entry of `hympi info --json`) in
     its layout: this build and MPI offer it, it has its fewest threads, and a
     scheme that shares memory between a node's ranks (shared-window) has at
-    least two ranks on a node."""
-    return not scheme_skip_reason(scheme, setting)
+    least two ranks on a node (for hympi's own runs or the --app program:
+    scheme_skip_reason)."""
+    return not scheme_skip_reason(scheme, setting, app)
 
 
 def build_plan(opts: StudyOptions, setting: Setting, info: Info, memory_bytes: int) -> list[Point]:
@@ -222,13 +258,13 @@ class _Planner:
 
     def add(self, key: str, step: str, args: list[str], ranks: int = 0, threads: int = 0,
             trace: bool = False, label: str = "", cores_per_rank: int = 0,
-            app: Optional[list[str]] = None, **meta: Any) -> None:
+            app: Optional[list[str]] = None, repeat: int = 1, **meta: Any) -> None:
         """One point; ranks, threads and cores per rank default to the layout's."""
         if step not in self.steps:
             return
         self.plan.append(Point(key, step, args, ranks or self.p, threads or self.n, f"{key}.json",
                                f"{key}.trace.json" if trace else "", label or key, dict(meta),
-                               cores_per_rank or self.n, list(app or [])))
+                               cores_per_rank or self.n, list(app or []), repeat))
 
     def benchmarks(self, memory_bytes: int) -> None:
         lv, p, n, rpn = self.lv, self.p, self.n, self.rpn
@@ -272,11 +308,12 @@ class _Planner:
             self.add(name.replace("_", "-"), name, args + self.rpn, threads=threads,
                      label=f"{name} (its defaults)")
 
-    def _scheme_runs(self, schemes: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], str, int]]:
+    def _scheme_runs(self, schemes: Sequence[dict[str, Any]],
+                     app: bool = False) -> list[tuple[dict[str, Any], str, int]]:
         """(scheme, name, m) of every scheme run: every m for those that reserve threads."""
         runs = []
         for s in schemes:
-            if scheme_runs(s, self.setting):
+            if scheme_runs(s, self.setting, app):
                 for m in (range(1, self.n) if s.get("takes_reserved") else [0]):
                     runs.append((s, s["name"] + (f"-m{m}" if m else ""), m))
         return runs
@@ -330,13 +367,15 @@ class _Planner:
             return [re.sub(r"\{(scheme|threads|reserved)\}", lambda g: values[g.group(1)], w)
                     for w in app_words(opts)]
 
+        # A study from before --app-repeat (0) ran each point once.
+        repeat = opts.app_repeat or 1
         if n > 1:
             self.add("solve-app-pure-mpi", "solve", [], ranks=p * n, threads=1, trace=True,
                      label=f"{kernel} pure MPI", cores_per_rank=1, app=command("masteronly", 1, 0),
-                     kernel=kernel, scheme="pure-mpi")
-        for s, name, m in self._scheme_runs(schemes):
+                     repeat=repeat, kernel=kernel, scheme="pure-mpi")
+        for s, name, m in self._scheme_runs(schemes, app=True):
             self.add(f"solve-app-{name}", "solve", [], trace=True, label=f"{kernel} {name}",
-                     app=command(s["name"], n, m), kernel=kernel, scheme=s["name"], m=m)
+                     app=command(s["name"], n, m), repeat=repeat, kernel=kernel, scheme=s["name"], m=m)
 
 
 def _rpn_scaled(setting: Setting, n: int) -> list[str]:

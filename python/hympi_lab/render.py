@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import sections as sec, sections_depth
+from . import agreement, sections as sec, sections_depth
 from .analysis import (DEPTH_SECTION, fits, kernel_advice, load, recommendation, solve_runs,
                        write_csv, write_json)
 from .atomic import write_atomic
@@ -89,7 +89,9 @@ def write_report(outdir: Path) -> str:
     write_json(outdir / "fit.json", fit)
     runs = solve_runs(study)
     advice = kernel_advice(runs, study.oversubscribed)
-    verdict = recommendation(study, advice, fit)
+    # A user's program whose runs disagree on a field gets no recommendation.
+    verdict = agreement.guard(recommendation(study, advice, fit), study, advice,
+                              agreement.check(study)[0])
     ctx = sec.Ctx(study, outdir, fit, runs, advice, verdict, plotting, trace_mod, NUMBERS)
     summary: list[Block] = [Paragraph(verdict, "verdict", "summary", ("recommendation", "Details"))]
     rendered = [RenderedSection(sid, NUMBERS[sid], title, fn(ctx)) for sid, title, fn in SECTIONS]

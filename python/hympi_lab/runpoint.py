@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import time
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from . import apprepeat
+from .atomic import write_atomic
 from .errors import OutputError
 from .launch import Setting
 from .plan import Point
@@ -38,11 +41,11 @@ class Interrupted(Exception):
     """Ctrl-C or SIGTERM during a run; the child has been ended."""
 
 
-def point_command(point: Point, setting: Setting, hympi: str, outdir: Path) -> list[str]:
+def point_command(point: Point, setting: Setting, hympi: str, outdir: Path, report: str = "") -> list[str]:
     if point.app:
         # The user's program writes its report where HYMPI_REPORT_JSON says
         # (run_point sets it); {json} names the same file for a --report flag.
-        report = str(outdir / RAW / point.json_name)
+        report = report or str(outdir / RAW / point.json_name)
         launcher = setting.argv(point.ranks, point.cores_per_rank)
         if "openmpi" in os.path.basename(launcher[0]) and setting.nodes_kind != "emulated":
             # Open MPI passes only the variables named with -x to remote nodes.
@@ -60,25 +63,73 @@ def point_command(point: Point, setting: Setting, hympi: str, outdir: Path) -> l
 
 
 def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_s: float) -> RunOutcome:
-    argv = point_command(point, setting, hympi, outdir)
+    try:
+        if point.app:
+            return _run_app(point, setting, outdir, timeout_s)
+        argv = point_command(point, setting, hympi, outdir)
+        env = _launch(point, setting, outdir, argv, {}, "")
+        code, timed_out, wall, tail = _execute(argv, env, outdir / RAW / f"{point.key}.log", timeout_s)
+        outcome = _outcome(point, outdir / RAW / point.json_name, code, timed_out, wall, tail, timeout_s)
+    except OSError as err:  # the study directory's disk, not the run
+        raise OutputError(f"cannot write in {outdir}: {err.strerror or err}") from None
+    outcome.command = argv
+    return outcome
+
+
+def _launch(point: Point, setting: Setting, outdir: Path, argv: list[str], extra: dict[str, str],
+            note: str) -> dict[str, str]:
+    """The run's environment (the launcher's, OMP_NUM_THREADS, `extra`),
+    after its command line and the variables it sets went to commands.log."""
     _, _, launch_env = setting.launch(point.cores_per_rank)
+    launch_env = {**launch_env, **extra}
     env = dict(os.environ)
     env.update(launch_env)
     env["OMP_NUM_THREADS"] = str(point.threads)
-    if point.app:
-        launch_env = dict(launch_env)
-        launch_env["HYMPI_REPORT_JSON"] = str(outdir / RAW / point.json_name)
-        launch_env["HYMPI_TRACE_JSON"] = str(outdir / RAW / point.trace_name) if point.trace_name else ""
-        env.update(launch_env)
     env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(launch_env.items())
                          if k != "OMP_NUM_THREADS")
-    try:
-        with open(outdir / COMMANDS, "a", encoding="utf-8") as log:
-            log.write(f"# {now_iso()} {point.key}\nOMP_NUM_THREADS={point.threads} {env_words} "
-                      f"{shlex.join(argv)}\n")
-        outcome = _run(point, argv, env, outdir, timeout_s)
-    except OSError as err:  # the study directory's disk, not the run
-        raise OutputError(f"cannot write in {outdir}: {err.strerror or err}") from None
+    with open(outdir / COMMANDS, "a", encoding="utf-8") as log:
+        log.write(f"# {now_iso()} {point.key}{note}\nOMP_NUM_THREADS={point.threads} {env_words} "
+                  f"{shlex.join(argv)}\n")
+    return env
+
+
+def _run_app(point: Point, setting: Setting, outdir: Path, timeout_s: float) -> RunOutcome:
+    """The user's program, point.repeat times, each run writing its own
+    report (raw/KEY.runR.json) and trace; then one document of them all
+    (apprepeat.merge: min, median and max time over the runs, the median
+    run's phases and trace) as raw/KEY.json. The first run that fails fails
+    the point, named."""
+    raw, log_path = outdir / RAW, outdir / RAW / f"{point.key}.log"
+    docs: list[dict[str, Any]] = []
+    wall_total, argv = 0.0, []
+    log_path.write_text("", encoding="utf-8")
+    for r in range(1, point.repeat + 1):
+        report = raw / f"{point.key}.run{r}.json"
+        trace = raw / f"{point.key}.run{r}.trace.json" if point.trace_name else None
+        for stale in (report, trace):  # a run of an earlier attempt (--resume)
+            if stale is not None and stale.exists():
+                stale.unlink()
+        argv = point_command(point, setting, "", outdir, str(report))
+        env = _launch(point, setting, outdir, argv,
+                      {"HYMPI_REPORT_JSON": str(report), "HYMPI_TRACE_JSON": str(trace or "")},
+                      f" (run {r} of {point.repeat})")
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"# run {r} of {point.repeat}\n")
+        code, timed_out, wall, tail = _execute(argv, env, log_path, timeout_s, append=True)
+        wall_total += wall
+        outcome = _outcome(point, report, code, timed_out, wall_total, tail, timeout_s, trace)
+        if outcome.status != "ok":
+            if point.repeat > 1:
+                outcome.reason = f"run {r} of {point.repeat}: {outcome.reason}"
+            outcome.command = argv
+            return outcome
+        docs.append(_read_document(report))
+    merged, median_run = apprepeat.merge(docs)
+    write_atomic(raw / point.json_name, json.dumps(merged, indent=2) + "\n")
+    if point.trace_name:
+        shutil.copyfile(raw / f"{point.key}.run{median_run + 1}.trace.json", raw / point.trace_name)
+    outcome = RunOutcome("ok", 0, False, wall_total, tail,
+                         [_result_line(point, merged["context"], rec) for rec in merged["results"]])
     outcome.command = argv
     return outcome
 
@@ -92,12 +143,13 @@ HYMPI_EXIT_CODES = {
 }
 
 
-def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
-         timeout_s: float) -> RunOutcome:
-    log_path = outdir / RAW / f"{point.key}.log"
+def _execute(argv: list[str], env: dict[str, str], log_path: Path, timeout_s: float,
+             append: bool = False) -> tuple[Optional[int], bool, float, str]:
+    """Runs argv in its own process group with its output in log_path:
+    (exit code, timed out, wall seconds, the log's tail)."""
     start = time.monotonic()
     timed_out = False
-    with open(log_path, "w", encoding="utf-8") as out:
+    with open(log_path, "a" if append else "w", encoding="utf-8") as out:
         # Own process group: a time-out or Ctrl-C ends mpirun and every rank.
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
@@ -109,9 +161,18 @@ def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
         except BaseException:
             _end_group(proc)
             raise
-    wall = time.monotonic() - start
-    tail = _tail(log_path)
-    code = proc.returncode
+    return proc.returncode, timed_out, time.monotonic() - start, _tail(log_path)
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        doc = json.load(handle)
+    return doc if isinstance(doc, dict) else {}
+
+
+def _outcome(point: Point, json_path: Path, code: Optional[int], timed_out: bool, wall: float,
+             tail: str, timeout_s: float, app_trace: Optional[Path] = None) -> RunOutcome:
+    """What one finished run says: failed (and why), or ok with its records."""
     if timed_out:
         return RunOutcome("failed", code, True, wall, tail, [],
                           f"exceeded the per-run limit of {timeout_s:g} s")
@@ -119,14 +180,13 @@ def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
         why = HYMPI_EXIT_CODES.get(code, "") if not point.app else ""
         return RunOutcome("failed", code, False, wall, tail, [],
                           f"exit code {code}" + (f" ({why})" if why else ""))
-    if point.app and not (outdir / RAW / point.json_name).exists():
+    if point.app and not json_path.exists():
         return RunOutcome("failed", code, False, wall, tail, [],
                           "the app wrote no report: call hympi_report_json (C, Fortran) or "
                           "Domain::write_report (C++) after the timed loop; the study sets "
                           "HYMPI_REPORT_JSON to the path")
     try:
-        with open(outdir / RAW / point.json_name, encoding="utf-8") as handle:
-            doc = json.load(handle)
+        doc = _read_document(json_path)
     except (OSError, json.JSONDecodeError) as err:
         return RunOutcome("failed", code, False, wall, tail, [], f"no readable JSON document: {err}")
     context = doc.get("context", {})
@@ -137,6 +197,10 @@ def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
         return RunOutcome("failed", code, False, wall, tail, [],
                           f"the run's MPI_COMM_WORLD has {world} rank(s), not {point.ranks}: the "
                           "launcher started separate jobs (a PMI plugin that does not match the MPI?)")
+    if point.app and not apprepeat.one_result(doc):
+        return RunOutcome("failed", code, False, wall, tail, [],
+                          "the app's report holds no solve result (results[0] with kind, kernel and "
+                          "time_s, as hympi_report_json writes it)")
     records = []
     if point.step == "info":
         rest = {k: v for k, v in doc.items() if k != "context"}
@@ -144,7 +208,8 @@ def _run(point: Point, argv: list[str], env: dict[str, str], outdir: Path,
     else:
         for rec in doc.get("results", []):
             records.append(_result_line(point, context, rec))
-    if point.trace_name and not (outdir / RAW / point.trace_name).exists():
+    trace = app_trace if point.app else (point.trace_name and json_path.parent / point.trace_name)
+    if trace and not trace.exists():
         return RunOutcome("failed", code, False, wall, tail, [], "the run wrote no trace")
     return RunOutcome("ok", code, False, wall, tail, records)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from . import judge, schemes as schemes_mod
+from . import judge, schemes as schemes_mod, sections_app
 from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, determined, fitted, user_kernels,
                        validations, write_json)
 from .judge import num
@@ -78,7 +78,7 @@ def _machine_rows(ctx: Ctx, info_ctx: dict[str, Any]) -> list[tuple[str, Any]]:
         ("binding", st.get("binding", "?")),
         ("binding of pure-MPI runs", st.get("pure_binding", "-") if st.get("threads", 1) > 1 else "-"),
         ("a run's command (commands.log has each)", _first_command(study)),
-        ("compiler / flags", f"{info_ctx.get('compiler', '?')} / {info_ctx.get('flags', '?')}"),
+        *sections_app.build_rows(study, info_ctx),
         ("hympi", f"{info_ctx.get('hympi_version', '?')} ({info_ctx.get('git_revision', '?')})"),
         ("study", f"{study.header.get('options', {}).get('level', '?')} level, started "
                   f"{study.header.get('created', '?')}, {len(study.status)} points"),
@@ -128,6 +128,7 @@ def machine(ctx: Ctx) -> list[Block]:
             f"the schemes (section {n.get('validation', '?')}), how they scale to more nodes "
             f"(section {n.get('projection', '?')}), and whether deeper halos pay (section "
             f"{n.get('depth', '?')}).", "warn")
+    sections_app.left_out(b, study)
     failed = [s for s in study.status.values() if s.get("status") != "ok"]
     if failed:
         b.p(f"{len(failed)} run(s) failed and are missing below: "
@@ -374,6 +375,7 @@ def breakdown(ctx: Ctx) -> list[Block]:
              "top of the axis and labelled with its value.")
     b.table(["kernel", "scheme", "ranks x threads", "median s", "min s", "max s", "l2",
              "same result as masteronly"], rows, tid="solve-table")
+    sections_app.agreement_blocks(b, ctx.study)
     return b.items
 
 

@@ -30,7 +30,7 @@ from .launch import LAUNCHERS, EmulatedCluster, Setting, repo_root, resolve_sett
 from .machine import Machine, detect_machine
 from . import buildinfo
 from .buildinfo import Info
-from .options import NAME_PATTERN, StudyOptions, app_problems
+from .options import NAME_PATTERN, StudyOptions, app_kernel, app_problems
 from .plan import LEVELS, Point, build_plan, dropped, estimate_s, kernels_of, name_problems, steps_of
 from .results import now_iso
 from .runpoint import RunOutcome, point_status_line, run_point
@@ -110,6 +110,8 @@ def check_options(opts: StudyOptions) -> None:
                             "letters, digits, '-' and '_')")
     if opts.run_timeout_s < 0:
         problems.append("--run-timeout must be >= 0")
+    if not 0 <= opts.app_repeat <= 1000:
+        problems.append(f"--app-repeat {opts.app_repeat} is out of range: accepted 1 .. 1000")
     if opts.app:
         problems += app_problems(opts)
         if "solve" not in opts.steps:
@@ -227,7 +229,8 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
     header = {"hympi_study": True, "study_schema_version": STUDY_SCHEMA_VERSION,
               "created": now_iso(), "options": asdict(opts), "machine": asdict(machine),
               "setting": asdict(setting), "mpi_library": info.get("context", {}).get("mpi_library", ""),
-              "schemes": buildinfo.schemes(info) if info else None}
+              "schemes": buildinfo.schemes(info) if info else None,
+              "left_out": _left_out(opts, setting, info)}
     prepare_outdir(outdir, header, resume)
     _record_start(outdir, loaded or header, machine, setting, info, opts)
     try:
@@ -238,10 +241,11 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
             _settle_names(opts, info)
             if not resume:
                 rewrite_study(outdir, {**header, "options": asdict(opts), "schemes": buildinfo.schemes(info),
-                                       "mpi_library": info.get("context", {}).get("mpi_library", "")})
+                                       "mpi_library": info.get("context", {}).get("mpi_library", ""),
+                                       "left_out": _left_out(opts, setting, info)})
         plan = build_plan(opts, setting, info, machine.memory_bytes)
         todo = _points_to_run(outdir, plan, resume)
-        estimate = sum(estimate_s(opts.level, pt.step) for pt in todo)
+        estimate = sum(estimate_s(opts.level, pt.step) * pt.repeat for pt in todo)
         _print_plan(out, opts, machine, setting, plan, todo, estimate, outdir, info, resume)
         check_room(outdir, opts.level, len(todo))
         failed = _run_points(opts, setting, todo, estimate, outdir, out)
@@ -266,6 +270,12 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
             return EXIT_USAGE if isinstance(err, InputError) else EXIT_OUTPUT
         print(f"\nreport: {outdir / 'report.html'}\n{summary}", file=out, flush=True)
     return code
+
+
+def _left_out(opts: StudyOptions, setting: Setting, info: Info) -> list[dict[str, str]]:
+    """What the plan leaves out, with why, for study.json (the report names
+    them); empty until the build's info is known (an emulated cluster)."""
+    return [{"what": what, "why": why} for what, why in dropped(opts, setting, info)] if info else []
 
 
 def _points_to_run(outdir: Path, plan: list[Point], resume: bool) -> list[Point]:
@@ -313,7 +323,7 @@ def _run_points(opts: StudyOptions, setting: Setting, todo: list[Point], estimat
             spent.setdefault(point.step, []).append(outcome.wall_s)
             # The time left: each step's measured mean so far, the estimate before.
             left = sum((sum(spent[pt.step]) / len(spent[pt.step])) if pt.step in spent
-                       else estimate_s(opts.level, pt.step) for pt in todo[i + 1:])
+                       else estimate_s(opts.level, pt.step) * pt.repeat for pt in todo[i + 1:])
             progress.finish(point, outcome, left)
             if outcome.status != "ok":
                 failed.append((point, outcome))
@@ -413,6 +423,10 @@ def _print_plan(out: TextIO, opts: StudyOptions, machine: Machine, setting: Sett
         lines.append(f"# resume: {len(plan) - len(todo)} of {len(plan)} points already measured, skipped")
     for what, why in dropped(opts, setting, info):
         lines.append(f"# skipped: {what}: {why}")
+    if opts.app:
+        repeat = opts.app_repeat or 1
+        lines.append(f"# --app: {app_kernel(opts)}, each point run {repeat} time(s) (--app-repeat); "
+                     "a scheme counts as faster only where the runs' ranges do not overlap")
     lines.append(f"# plan: {len(todo)} runs ("
                  + ", ".join(f"{s} {c}" for s, c in steps.items()) + f"), about {_clock(estimate)}")
     print("\n".join(lines), file=out, flush=True)

@@ -246,10 +246,10 @@ def test_resume_refuses_a_missing_unknown_or_mistyped_option(tmp_path, capsys, k
 
 
 def test_options_added_later_may_be_absent(tmp_path):
-    """app and app_name came after the first studies: absent, they mean no
+    """app, app_name and app_repeat came after the first studies: absent, they mean no
     program of the user's, so those studies still load."""
     d = copy(tmp_path)
-    edit_header(d, lambda h: [h["options"].pop(k) for k in studydir.OPTIONAL_OPTIONS])
+    edit_header(d, lambda h: [h["options"].pop(k, None) for k in studydir.OPTIONAL_OPTIONS])
     assert studydir.load_study(d)["options"]["level"] == "default"
 
 

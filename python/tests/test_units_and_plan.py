@@ -110,7 +110,34 @@ def test_every_step_the_plan_drops_is_named_with_its_reason() -> None:
 def test_a_layout_that_runs_everything_drops_nothing_it_was_asked_for() -> None:
     opts = StudyOptions(level="quick", ranks=2, threads=2, steps=["overlap", "solve"])
     dropped = plan.dropped(opts, setting(2, 2, nodes=2, rpn=1), INFO)
-    # shared-window needs two ranks on a node; one per node here
-    assert dropped == [("scheme shared-window", "needs 2 ranks on a node, the layout has 1")] or all(
-        what.startswith("scheme ") for what, _ in dropped), dropped
-    assert ("scheme shared-window", "needs 2 ranks on a node, the layout has 1") in dropped
+    # shared-window needs two ranks on a node; hympi's own runs split this
+    # machine into virtual nodes of one rank
+    why = ("needs ranks that share a node; this machine is split into 2 virtual nodes of 1 rank "
+           "for hympi's own runs (--ranks-per-node)")
+    assert all(what.startswith("scheme ") for what, _ in dropped), dropped
+    assert ("scheme shared-window", why) in dropped
+
+
+def test_shared_window_runs_for_an_app_whose_ranks_share_this_machine() -> None:
+    """A user's program gets no --ranks-per-node: its 2 ranks on this one
+    machine share a real node, so shared-window runs for it (issue 29), while
+    hympi's own runs on 2 virtual nodes of 1 rank leave it out, saying why."""
+    shared = next(s for s in INFO["schemes"] if s.get("needs_node_peers"))
+    app = StudyOptions(level="quick", ranks=2, threads=2, steps=["solve"], kernels=["jacobi"],
+                       app="/bin/true {scheme} {threads}", app_repeat=3)
+    one_machine = setting(2, 2, nodes=2, rpn=1)
+    assert plan.scheme_skip_reason(shared, one_machine, app=True) == ""
+    assert plan.scheme_skip_reason(shared, one_machine).startswith("needs ranks that share a node")
+    points = {pt.key: pt for pt in plan.build_plan(app, one_machine, INFO, 0)}
+    assert f"solve-app-{shared['name']}" in points
+    assert f"solve-jacobi-{shared['name']}" not in points
+    assert all(pt.repeat == 3 for k, pt in points.items() if k.startswith("solve-app-"))
+    assert all(pt.repeat == 1 for k, pt in points.items() if not k.startswith("solve-app-"))
+    dropped = dict(plan.dropped(app, one_machine, INFO))
+    # named once per kind of run when their reasons differ
+    assert dropped[f"scheme {shared['name']} (built-in kernels)"].startswith("needs ranks that share a node")
+    assert f"scheme {shared['name']} (--app)" not in dropped
+    # real nodes of one rank each: left out for the app too, with the layout named
+    real = Setting(2, 2, 4, 2, "real", 0, False, [], "", {})
+    assert plan.scheme_skip_reason(shared, real, app=True) == (
+        "needs ranks that share a node; this layout puts 1 rank per node (2 ranks on 2 real nodes)")
