@@ -30,12 +30,16 @@ check() {  # check NP THREADS SCHEME
 import json, sys
 doc = json.load(open(sys.argv[1]))
 r = doc["results"][0]
-want = {"kernel": "user:heat", "scheme": sys.argv[4], "threads": int(sys.argv[3]), "iters": 6,
+want = {"kernel": "user:heat_port", "scheme": sys.argv[4], "threads": int(sys.argv[3]), "iters": 6,
         "exchanges": 6, "grid": [13, 11, 10]}
 got = {key: r.get(key) for key in want}
-ok = got == want and doc["context"].get("ranks") == int(sys.argv[2])
+# u's checksum under its name, and the port's own compiler (the study's checks)
+named = [c.get("field") for c in r.get("checksums") or []]
+ok = (got == want and doc["context"].get("ranks") == int(sys.argv[2]) and named == ["u"]
+      and "GCC" in str(doc["context"].get("app_compiler")))
 if not ok:
-    print("report:", got, "ranks", doc["context"].get("ranks"))
+    print("report:", got, "ranks", doc["context"].get("ranks"), "checksums", named,
+          "app_compiler", doc["context"].get("app_compiler"))
 sys.exit(0 if ok else 1)
 PY
   then

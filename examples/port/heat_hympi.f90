@@ -33,6 +33,7 @@ end module heat_port_kernel
 program heat_hympi
   use mpi
   use omp_lib, only: omp_get_max_threads
+  use, intrinsic :: iso_fortran_env, only: compiler_version, compiler_options
   use hympi
   use heat_port_kernel
   implicit none
@@ -98,10 +99,12 @@ program heat_hympi
     write (*, '(a, es19.11e3, a, es19.11e3)') 'sum ', total, '  l2 ', l2
     write (*, '(a, f10.4, a)') 'time per step ', (t1 - t0) / max(nsteps, 1) * 1000, ' ms'
   end if
-  ! The report: on the path given, or on HYMPI_REPORT_JSON's (hympi-lab study --app).
+  ! The report: on the path given, or on HYMPI_REPORT_JSON's (hympi-lab study --app),
+  ! with u's checksum (the study checks that every scheme agrees) and this build.
   call get_environment_variable('HYMPI_REPORT_JSON', arg)
   if (len_trim(report) > 0 .or. len_trim(arg) > 0) &
-      call hympi_report_json(domain, trim(report), 'heat', status)
+      call hympi_report_json(domain, trim(report), 'heat_port', status, fields=f(cur:cur), &
+                             field_names=['u'], compiler=compiler_version(), flags=compiler_options())
   call hympi_field_free(f(1))
   call hympi_field_free(f(2))
   call hympi_domain_free(domain)

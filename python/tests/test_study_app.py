@@ -37,6 +37,7 @@ class App:
     kernel: str                 # user:<the name given to the report call>
     fields: tuple[str, ...]     # the fields its report names
     compiler: str               # a word of its compiler's self-description
+    prefix: str = ""            # before the binary (e.g. env VAR={threads})
 
 
 APPS = {
@@ -44,6 +45,10 @@ APPS = {
                   ("u",), "GCC"),
     "heat_f": App("heat_f", "--grid 24 --steps 5 --scheme {scheme} --threads {threads}", "user:heat",
                   ("u",), "GCC"),
+    # examples/port: the ported `use mpi` code, as its original takes its
+    # threads from OMP_NUM_THREADS (mpirun runs env, env runs it)
+    "heat_hympi": App("heat_hympi", "24 24 24 5 {scheme}", "user:heat_port", ("u",), "GCC",
+                      prefix="env OMP_NUM_THREADS={threads} "),
 }
 
 
@@ -91,7 +96,7 @@ def test_every_scheme_runs_three_times_agrees_and_names_its_build(app_id: str, t
     if not built("openmpi", app.binary):
         pytest.skip(f"build/bin/{app.binary} is not built")
     outdir = tmp_path / "app"
-    command = f"{BUILDS['openmpi'] / 'bin' / app.binary} {app.args}"
+    command = f"{app.prefix}{BUILDS['openmpi'] / 'bin' / app.binary} {app.args}"
     proc = study(["--steps", "solve", "--app", command, "--out", str(outdir)])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     points = status(outdir)
@@ -99,7 +104,9 @@ def test_every_scheme_runs_three_times_agrees_and_names_its_build(app_id: str, t
     assert "solve-app-shared-window" in expected
     assert set(points) == expected and all(p["status"] == "ok" for p in points.values())
     assert points["solve-app-pure-mpi"]["ranks"] == 4 and points["solve-app-pure-mpi"]["threads"] == 1
-    assert "--scheme funneled --threads 2" in points["solve-app-funneled"]["command"]
+    assert (app.prefix + app.binary + " " + app.args).format(scheme="funneled", threads=2).split(
+        app.binary)[1] in points["solve-app-funneled"]["command"]
+    assert app.prefix.format(threads=2) in points["solve-app-funneled"]["command"]
     header = json.loads((outdir / "study.json").read_text())
     assert header["options"]["app_repeat"] == 3
     assert "each point run 3 time(s)" in proc.stdout
