@@ -31,6 +31,9 @@ module hympi
        HYMPI_ERR_MPI = 2, HYMPI_ERR_KERNEL = 3, HYMPI_ERR_OUTPUT = 4, HYMPI_ERR_STATE = 5, &
        HYMPI_ERR_INTERNAL = 6
   integer(c_int), parameter, public :: HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1
+  ! The stencil's shape (hympi_domain_create's `stencil`): box reads the
+  ! halo's edges and corners too, which the exchange then brings.
+  integer(c_int), parameter, public :: HYMPI_STENCIL_STAR = 0, HYMPI_STENCIL_BOX = 1
 
   ! A box of local points in Fortran indices: lo(d)..hi(d) inclusive, 1-based.
   type, public :: hympi_box
@@ -47,6 +50,7 @@ module hympi
     integer(c_int) :: grid(3), periodic(3), halo
     type(c_ptr) :: scheme
     integer(c_int) :: threads, reserved, ranks_per_node, on_error, depth
+    integer(c_int) :: stencil
   end type c_config
 
   type, public :: hympi_domain
@@ -233,9 +237,10 @@ contains
   ! (default 1); reserved: m (default: the scheme's); on_error:
   ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN; depth: sweeps
   ! per exchange in hympi_sweep_block (default 1; fields then carry
-  ! halo * depth layers).
+  ! halo * depth layers); stencil: HYMPI_STENCIL_STAR (default) or
+  ! HYMPI_STENCIL_BOX (the halo's edges and corners are exchanged too).
   subroutine hympi_domain_create(domain, comm, grid, scheme, threads, status, periodic, halo, &
-                                 reserved, on_error, ranks_per_node, depth)
+                                 reserved, on_error, ranks_per_node, depth, stencil)
     type(hympi_domain), intent(out) :: domain
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -244,6 +249,7 @@ contains
     integer, intent(out) :: status
     logical, intent(in), optional :: periodic(3)
     integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
+    integer, intent(in), optional :: stencil
     type(c_config) :: config
     ! The name must outlive the call only: hympi resolves it at once.
     character(kind=c_char, len=:), allocatable, target :: cname
@@ -256,6 +262,7 @@ contains
     if (present(on_error)) config%on_error = int(on_error, c_int)
     if (present(ranks_per_node)) config%ranks_per_node = int(ranks_per_node, c_int)
     if (present(depth)) config%depth = int(depth, c_int)
+    if (present(stencil)) config%stencil = int(stencil, c_int)
     if (len_trim(scheme) > 0) then
       cname = trim(scheme) // c_null_char
       config%scheme = c_loc(cname)

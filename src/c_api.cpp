@@ -137,6 +137,7 @@ void hympi_domain_config_init(hympi_domain_config* c) {
   c->ranks_per_node = 0;
   c->on_error = HYMPI_ON_ERROR_ABORT;
   c->depth = 1;
+  c->stencil = HYMPI_STENCIL_STAR;
 }
 
 const char* hympi_last_error(void) { return g_last_error.c_str(); }
@@ -160,6 +161,8 @@ int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_
     c.reserved = config->reserved;
     c.ranks_per_node = config->ranks_per_node;
     c.halo_depth = config->depth;
+    // Any other value reaches validate_domain, which refuses it by name.
+    c.stencil = static_cast<hympi::Stencil>(config->stencil);
     if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
       throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
     c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw
