@@ -12,7 +12,9 @@
 //     NOT give the reference (the test sees a missing edge or corner);
 //   * bad input: an unknown stencil value is refused with the parameter named.
 // --depth-only runs the temporal-blocking cases only (ctest runs them again
-// with wavefront tiles of one row: HYMPI_WAVEFRONT_TILE_ROWS=1).
+// with wavefront tiles of one row: HYMPI_WAVEFRONT_TILE_ROWS=1);
+// --decompositions default keeps the node-aware process grid only (as
+// test_schemes does for an MPI that spins when oversubscribed: MPICH).
 // Runs at any rank count with OMP_NUM_THREADS threads. Prints one line per
 // failure and closes with "N passed, N failed, N skipped".
 #include <mpi.h>
@@ -30,6 +32,7 @@ namespace {
 
 int g_rank = 0;
 int g_size = 1;
+bool g_default_grid_only = false;  // --decompositions default
 
 struct Tally {
   int passed = 0, failed = 0, skipped = 0;
@@ -196,6 +199,7 @@ void expect_reference(Tally& tally, const Case& c, const std::vector<double>& re
 // (the halo-2 and temporal-blocking cases run there too).
 std::vector<std::array<int, 3>> process_grids(const std::array<bool, 3>& periodic) {
   std::vector<std::array<int, 3>> grids{{0, 0, 0}};
+  if (g_default_grid_only) return grids;
   if (periodic == kNone) {
     grids.push_back({1, 1, g_size});
     if (g_size == 4) grids.push_back({2, 1, 2});
@@ -268,7 +272,22 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   const int threads = omp_get_max_threads();
-  const bool depth_only = argc > 1 && std::string(argv[1]) == "--depth-only";
+  bool depth_only = false;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--depth-only") {
+      depth_only = true;
+    } else if (arg == "--decompositions" && a + 1 < argc &&
+               (std::string(argv[a + 1]) == "all" || std::string(argv[a + 1]) == "default")) {
+      g_default_grid_only = std::string(argv[++a]) == "default";
+    } else {
+      if (g_rank == 0)
+        std::fprintf(stderr, "test_box_stencil: unknown argument '%s' (accepted: --depth-only, "
+                             "--decompositions all|default)\n", arg.c_str());
+      MPI_Finalize();
+      return 2;
+    }
+  }
   Tally tally;
   try {
     std::vector<const SchemeEntry*> schemes;
