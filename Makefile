@@ -63,17 +63,16 @@ test-mpich: build-mpich
 
 # The study tests run the real native build: a missing one fails, not skips.
 # As root the Slurm cluster test (scripts/slurm-cluster) must run too.
+# The Python suite: the cluster tests (one at a time) beside the others
+# (PYTEST_WORKERS pytest-xdist workers, default 2): scripts/run-tests.sh.
+TEST_ENV = HYMPI_REQUIRE_NATIVE=1 HYMPI_REQUIRE_SLURM=$$([ "$$(id -u)" -eq 0 ] && echo 1 || echo 0)
 test-python: build build-mpich python deps-test
-	HYMPI_REQUIRE_NATIVE=1 HYMPI_REQUIRE_SLURM=$$([ "$$(id -u)" -eq 0 ] && echo 1 || echo 0) \
-	  .venv/bin/python -m pytest -q python/tests
+	$(TEST_ENV) bash scripts/run-tests.sh python
 
-# Runs every suite even when one fails, then fails if any did.
+# Every suite, in three lanes at once (cluster tests, Python tests, ctest of
+# both builds), each to its end even when another fails; fails if any did.
 test: build build-mpich python deps-test
-	@status=0; \
-	$(MAKE) --no-print-directory test-python || status=1; \
-	$(MAKE) --no-print-directory test-openmpi || status=1; \
-	$(MAKE) --no-print-directory test-mpich || status=1; \
-	exit $$status
+	@$(TEST_ENV) CTEST_JOBS=$(CTEST_JOBS) bash scripts/run-tests.sh all
 
 demo: build
 	@bash scripts/demo.sh

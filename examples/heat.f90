@@ -2,79 +2,59 @@
 ! run time (the same problem as heat.c):
 !   u' = u + nu (S(u) - 6 u),  nu = 1/8,  zero outside (or periodic),
 ! initial field ((7i + 13j + 29k) mod 17) / 16 - 0.5 on zero-based global
-! indices. The arrays are indexed from the halo: u(1-h:n1+h, 1-h:n2+h,
-! 1-h:n3+h) with the rank's own points at 1..n (h = 1, or the halo depth),
-! and so are the boxes the callbacks get (inclusive). No !$omp here: hympi
-! owns the threads.
+! indices. The update gets the two arrays as assumed-shape dummies indexed
+! from the halo: u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) with the rank's own points
+! at 1..n (h = 1, or the halo depth), and so is the box it gets
+! (inclusive): no module variables, and the loop the compiler vectorises.
+! No !$omp here: hympi owns the threads.
 !
 !   mpirun -n 4 ./heat_f --scheme funneled --threads 3 --grid 64 --steps 20
 !
 ! Options: --grid N | NXxNYxNZ | NX NY NZ (default 32), --steps N (10),
 ! --scheme NAME (masteronly), --threads N (1), --reserved M, --periodic,
 ! --halo-depth H (temporal blocking: H steps per halo exchange through
-! hympi_sweep_block, default 1), --report PATH (the JSON summary for
+! hympi_sweep_block_arrays, default 1), --report PATH (the JSON summary for
 ! hympi-lab study --app). Prints the checksum of the final field (sum and l2
 ! norm) from rank 0; every halo depth prints depth 1's, to the last bit.
-module heat_state
+module heat_kernel
   use, intrinsic :: iso_c_binding
   implicit none
-  real(c_double), pointer :: u(:, :, :) => null(), u_new(:, :, :) => null()
   real(c_double), parameter :: nu = 0.125_c_double
 contains
-  ! One box: reads a (halos included), writes b, on the box's points lo..hi
-  ! (inclusive, the arrays' own indices; in a sweep block the box may reach
-  ! into the halo). h: the halo width, the arrays' lower bound is 1 - h.
-  ! Plain (not pointer) dummies: the compiler may assume a and b do not
-  ! overlap, and vectorises. recursive: hympi's threads call it at once.
-  recursive subroutine heat_update(a, b, h, box)
+  ! One box: reads u (halos included), writes u_new, on the box's points
+  ! lo..hi (inclusive, the arrays' own indices; in a sweep block the box may
+  ! reach into the halo). The interface hympi_array_update: plain
+  ! assumed-shape dummies, so the compiler may assume they do not overlap
+  ! and vectorises. recursive: hympi's threads call it at once.
+  recursive integer function heat_update(box, h, u, u_new, thread)
     use hympi, only: hympi_box
-    integer, intent(in) :: h
-    real(c_double), intent(in) :: a(1 - h:, 1 - h:, 1 - h:)
-    real(c_double), intent(inout) :: b(1 - h:, 1 - h:, 1 - h:)
     type(hympi_box), intent(in) :: box
+    integer, intent(in) :: h
+    real(c_double), contiguous, intent(in) :: u(1 - h:, 1 - h:, 1 - h:)
+    real(c_double), contiguous, intent(inout) :: u_new(1 - h:, 1 - h:, 1 - h:)
+    integer, intent(in) :: thread
     integer :: i, j, k
     do k = box%lo(3), box%hi(3)
       do j = box%lo(2), box%hi(2)
         do i = box%lo(1), box%hi(1)
-          b(i, j, k) = a(i, j, k) + nu * (a(i - 1, j, k) + a(i + 1, j, k) + a(i, j - 1, k) + &
-                       a(i, j + 1, k) + a(i, j, k - 1) + a(i, j, k + 1) - 6 * a(i, j, k))
+          u_new(i, j, k) = u(i, j, k) + nu * (u(i - 1, j, k) + u(i + 1, j, k) + u(i, j - 1, k) + &
+                           u(i, j + 1, k) + u(i, j, k - 1) + u(i, j, k + 1) - 6 * u(i, j, k))
         end do
       end do
     end do
-  end subroutine heat_update
-
-  ! hympi_sweep's callback: one step, one exchange, u to u_new.
-  recursive integer function heat_box(box, thread, user, partial)
-    use hympi, only: hympi_box
-    type(hympi_box), intent(in) :: box
-    integer, intent(in) :: thread
-    type(c_ptr), intent(in) :: user
-    real(c_double), intent(inout) :: partial
-    call heat_update(u, u_new, 1 - lbound(u, 1), box)
-    heat_box = 0
-  end function heat_box
-
-  ! hympi_sweep_block's callback: hympi passes the arrays of each sweep.
-  recursive integer function heat_pair(u_in, u_out, box, thread, user)
-    use hympi, only: hympi_box
-    real(c_double), pointer, intent(in) :: u_in(:, :, :), u_out(:, :, :)
-    type(hympi_box), intent(in) :: box
-    integer, intent(in) :: thread
-    type(c_ptr), intent(in) :: user
-    call heat_update(u_in, u_out, 1 - lbound(u_in, 1), box)
-    heat_pair = 0
-  end function heat_pair
-end module heat_state
+    heat_update = 0
+  end function heat_update
+end module heat_kernel
 
 program heat
   use, intrinsic :: iso_c_binding
   use mpi_f08
   use hympi
-  use heat_state
+  use heat_kernel
   implicit none
   type(hympi_domain) :: domain
   type(hympi_field) :: fields(2)
-  real(c_double), pointer :: a(:, :, :), b(:, :, :)
+  real(c_double), pointer, contiguous :: a(:, :, :)
   integer :: provided, rank, status, grid(3), steps, threads, reserved, n(3), offset(3)
   integer :: i, j, k, s, cur, arg, nargs, depth, block
   logical :: periodic, report_failed
@@ -162,7 +142,6 @@ program heat
   call hympi_field_create(domain, fields(2), status)
   if (status /= HYMPI_SUCCESS) call die(hympi_last_error())
   call hympi_field_pointer(domain, fields(1), a)
-  call hympi_field_pointer(domain, fields(2), b)
   call hympi_domain_local(domain, n, offset)
   do k = 1, n(3)
     do j = 1, n(2)
@@ -173,28 +152,23 @@ program heat
     end do
   end do
 
-  cur = 1
+  cur = 1  ! fields(cur) holds the current step
   call hympi_start_clock(domain)
   if (depth > 1) then
-    ! Up to depth steps per exchange; hympi swaps the handles: fields(1)
-    ! holds the result after every block.
+    ! Up to depth steps per exchange; an odd block leaves the result in
+    ! its second field (hympi never changes the handles).
     s = 0
     do while (s < steps)
       block = min(depth, steps - s)
-      call hympi_sweep_block(domain, fields(1), fields(2), block, heat_pair, status)
+      call hympi_sweep_block_arrays(domain, fields(cur), fields(3 - cur), block, heat_update, &
+                                    status)
       if (status /= HYMPI_SUCCESS) call die(hympi_last_error())
+      if (mod(block, 2) == 1) cur = 3 - cur
       s = s + block
     end do
   else
     do s = 1, steps
-      if (cur == 1) then
-        u => a
-        u_new => b
-      else
-        u => b
-        u_new => a
-      end if
-      call hympi_sweep(domain, fields(cur:cur), heat_box, status)
+      call hympi_sweep_arrays(domain, fields(cur), fields(3 - cur), heat_update, status)
       if (status /= HYMPI_SUCCESS) call die(hympi_last_error())
       cur = 3 - cur
     end do

@@ -1,20 +1,28 @@
 ! The Fortran 2008 module of hympi's user-kernel API: `use hympi`.
 ! A thin layer over the C API (hympi/hympi.h) through iso_c_binding;
-! communicators are mpi_f08 `type(MPI_Comm)`.
+! communicators are mpi_f08 `type(MPI_Comm)` or `use mpi`'s integers (the
+! generic hympi_domain_create takes either).
 !
 ! Index convention (Fortran's own, not C's): a field is a real(c_double)
 ! array u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) (hympi_field_pointer gives it):
 ! 1..n is the rank's own box, the h planes on each side the halo (with h = 1:
 ! 0 and n+1). The box a callback gets uses the same indices, inclusive:
 !   do k = box%lo(3), box%hi(3); do j = ...; do i = box%lo(1), box%hi(1)
-! Local point i is global point offset(1) + i - 1 (zero-based global, as
-! hympi_domain_local's offset).
+! and so do the messages of a failing callback. Local point i is global
+! point offset(1) + i - 1 (zero-based global, as hympi_domain_local's offset).
 !
-! The callback is an ordinary Fortran function with the interface
-! hympi_box_callback (no bind(C) needed: the module passes C a bind(C)
-! trampoline that converts the box and calls it). It is declared `recursive`
-! because several threads run it at once: gfortran then keeps its locals on
-! each thread's stack.
+! Callbacks are ordinary Fortran functions (no bind(C) needed: the module
+! passes C a bind(C) trampoline that converts the box and calls them). The
+! array form (hympi_sweep_arrays, hympi_sweep_block_arrays in
+! hympi_arrays.f90) hands them the field arrays as assumed-shape dummies;
+! the older forms (hympi_box_callback, hympi_pair_callback) reach the arrays
+! through module pointers or pointer dummies. They are declared `recursive`
+! because several threads run them at once: gfortran then keeps their
+! locals on each thread's stack.
+!
+! Handles: hympi changes a handle you pass only in the create and free
+! calls (and hympi_sweep_block, the pointer form, which swaps u_in and u_out
+! after an odd number of sweeps); a create call refuses a live handle.
 !
 ! Thread rules: call every hympi_* routine from the thread that called
 ! MPI_Init_thread, outside any parallel region. The callback runs on
@@ -24,42 +32,23 @@
 module hympi
   use, intrinsic :: iso_c_binding
   use mpi_f08, only: MPI_Comm
+  use hympi_c
+  use hympi_arrays
   implicit none
   private
 
-  integer(c_int), parameter, public :: HYMPI_SUCCESS = 0, HYMPI_ERR_USAGE = 1, &
-       HYMPI_ERR_MPI = 2, HYMPI_ERR_KERNEL = 3, HYMPI_ERR_OUTPUT = 4, HYMPI_ERR_STATE = 5, &
-       HYMPI_ERR_INTERNAL = 6
-  integer(c_int), parameter, public :: HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1
-  ! The stencil's shape (hympi_domain_create's `stencil`): box reads the
-  ! halo's edges and corners too, which the exchange then brings.
-  integer(c_int), parameter, public :: HYMPI_STENCIL_STAR = 0, HYMPI_STENCIL_BOX = 1
+  public :: HYMPI_SUCCESS, HYMPI_ERR_USAGE, HYMPI_ERR_MPI, HYMPI_ERR_KERNEL, HYMPI_ERR_OUTPUT, &
+            HYMPI_ERR_STATE, HYMPI_ERR_INTERNAL, HYMPI_ON_ERROR_ABORT, HYMPI_ON_ERROR_RETURN, &
+            hympi_box, hympi_domain, hympi_field
+  public :: HYMPI_STENCIL_STAR, HYMPI_STENCIL_BOX
+  ! The array form (hympi_arrays.f90).
+  public :: hympi_array_update, hympi_sweep_arrays, hympi_sweep_block_arrays
 
-  ! A box of local points in Fortran indices: lo(d)..hi(d) inclusive, 1-based.
-  type, public :: hympi_box
-    integer :: lo(3), hi(3)
-  end type hympi_box
-
-  ! The C box (hympi_box in hympi.h): zero-based, half-open.
-  type, bind(C) :: c_box
-    integer(c_int) :: lo(3), hi(3)
-  end type c_box
-
-  ! The C configuration (hympi_domain_config); hympi_domain_create fills it.
-  type, bind(C) :: c_config
-    integer(c_int) :: grid(3), periodic(3), halo
-    type(c_ptr) :: scheme
-    integer(c_int) :: threads, reserved, ranks_per_node, on_error, depth
-    integer(c_int) :: stencil
-  end type c_config
-
-  type, public :: hympi_domain
-    type(c_ptr) :: handle = c_null_ptr
-  end type hympi_domain
-
-  type, public :: hympi_field
-    type(c_ptr) :: handle = c_null_ptr
-  end type hympi_field
+  ! One name for both kinds of communicator: mpi_f08's type(MPI_Comm) and
+  ! `use mpi`'s integer.
+  interface hympi_domain_create
+    module procedure hympi_domain_create_f08, hympi_domain_create_int
+  end interface hympi_domain_create
 
   ! The callback: returns 0, or non-zero to fail the sweep (the sweep then
   ! stops every rank, or returns HYMPI_ERR_KERNEL with on_error =
@@ -77,15 +66,16 @@ module hympi
   end interface
 
   ! The update of one box in a two-array sweep (hympi_sweep_block): writes
-  ! u_out's points of the box from u_in. Both arrive with the field's bounds,
+  ! u_out's points of the box from u_in. Both arrive as contiguous pointers
+  ! (declare them so: `pointer, contiguous`) with the field's bounds,
   ! u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) (h = hympi_domain_halo, which counts
   ! the depth's layers); the box may reach into the halo (indices below 1 or
   ! above n) in the wavefront's sweeps. Returns 0, or non-zero to fail.
   abstract interface
     recursive integer function hympi_pair_callback(u_in, u_out, box, thread, user)
       import :: c_ptr, c_double, hympi_box
-      real(c_double), pointer, intent(in) :: u_in(:, :, :)
-      real(c_double), pointer, intent(in) :: u_out(:, :, :)
+      real(c_double), pointer, contiguous, intent(in) :: u_in(:, :, :)
+      real(c_double), pointer, contiguous, intent(in) :: u_out(:, :, :)
       type(hympi_box), intent(in) :: box
       integer, intent(in) :: thread
       type(c_ptr), intent(in) :: user
@@ -114,120 +104,6 @@ module hympi
             hympi_start_clock, hympi_stop_clock, hympi_checksum, hympi_report_json, &
             hympi_last_error, hympi_scheme_names
 
-  interface
-    subroutine c_config_init(config) bind(C, name="hympi_domain_config_init")
-      import :: c_config
-      type(c_config), intent(out) :: config
-    end subroutine c_config_init
-    integer(c_int) function c_create_f(comm, config, domain) bind(C, name="hympi_domain_create_f")
-      import :: c_int, c_ptr, c_config
-      integer(c_int), value :: comm
-      type(c_config), intent(in) :: config
-      type(c_ptr), intent(out) :: domain
-    end function c_create_f
-    integer(c_int) function c_free(domain) bind(C, name="hympi_domain_free")
-      import :: c_int, c_ptr
-      type(c_ptr), intent(inout) :: domain
-    end function c_free
-    integer(c_int) function c_local(domain, size, offset) bind(C, name="hympi_domain_local")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: domain
-      integer(c_int), intent(out) :: size(3), offset(3)
-    end function c_local
-    integer(c_int) function c_layout(domain, halo, sj, sk, count) bind(C, name="hympi_domain_layout")
-      import :: c_int, c_ptr, c_intptr_t, c_size_t
-      type(c_ptr), value :: domain
-      integer(c_int), intent(out) :: halo
-      integer(c_intptr_t), intent(out) :: sj, sk
-      integer(c_size_t), intent(out) :: count
-    end function c_layout
-    integer(c_int) function c_field_create(domain, field) bind(C, name="hympi_field_create")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: domain
-      type(c_ptr), intent(out) :: field
-    end function c_field_create
-    integer(c_int) function c_field_data(field, data) bind(C, name="hympi_field_data")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: field
-      type(c_ptr), intent(out) :: data
-    end function c_field_data
-    integer(c_int) function c_field_free(field) bind(C, name="hympi_field_free")
-      import :: c_int, c_ptr
-      type(c_ptr), intent(inout) :: field
-    end function c_field_free
-    integer(c_int) function c_sweep(domain, nfields, fields, fn, user) bind(C, name="hympi_sweep")
-      import :: c_int, c_ptr, c_funptr
-      type(c_ptr), value :: domain
-      integer(c_int), value :: nfields
-      type(c_ptr), intent(in) :: fields(*)
-      type(c_funptr), value :: fn
-      type(c_ptr), value :: user
-    end function c_sweep
-    integer(c_int) function c_sweep_sum(domain, nfields, fields, fn, user, sum) &
-        bind(C, name="hympi_sweep_sum")
-      import :: c_int, c_ptr, c_funptr, c_double
-      type(c_ptr), value :: domain
-      integer(c_int), value :: nfields
-      type(c_ptr), intent(in) :: fields(*)
-      type(c_funptr), value :: fn
-      type(c_ptr), value :: user
-      real(c_double), intent(out) :: sum
-    end function c_sweep_sum
-    integer(c_int) function c_start_clock(domain) bind(C, name="hympi_start_clock")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: domain
-    end function c_start_clock
-    integer(c_int) function c_stop_clock(domain) bind(C, name="hympi_stop_clock")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: domain
-    end function c_stop_clock
-    integer(c_int) function c_checksum(domain, field, sum, l2) bind(C, name="hympi_checksum")
-      import :: c_int, c_ptr, c_double
-      type(c_ptr), value :: domain, field
-      real(c_double), intent(out) :: sum, l2
-    end function c_checksum
-    integer(c_int) function c_report_json(domain, path, name) bind(C, name="hympi_report_json")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: domain
-      character(kind=c_char), intent(in) :: path(*), name(*)
-    end function c_report_json
-    type(c_ptr) function c_last_error() bind(C, name="hympi_last_error")
-      import :: c_ptr
-    end function c_last_error
-    integer(c_size_t) function c_strlen(s) bind(C, name="strlen")
-      import :: c_size_t, c_ptr
-      type(c_ptr), value :: s
-    end function c_strlen
-    integer(c_int) function c_threads(domain, threads) bind(C, name="hympi_domain_threads")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: domain
-      integer(c_int), intent(out) :: threads
-    end function c_threads
-    integer(c_int) function c_field_wrap(domain, data, field) bind(C, name="hympi_field_wrap")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: domain, data
-      type(c_ptr), intent(out) :: field
-    end function c_field_wrap
-    integer(c_int) function c_for_each(domain, fn, user, sum) bind(C, name="hympi_for_each")
-      import :: c_int, c_ptr, c_funptr, c_double
-      type(c_ptr), value :: domain
-      type(c_funptr), value :: fn
-      type(c_ptr), value :: user
-      real(c_double), intent(out) :: sum
-    end function c_for_each
-    integer(c_int) function c_sweep_block(domain, in, out, sweeps, fn, user) &
-        bind(C, name="hympi_sweep_block")
-      import :: c_int, c_ptr, c_funptr
-      type(c_ptr), value :: domain
-      type(c_ptr), intent(inout) :: in, out
-      integer(c_int), value :: sweeps
-      type(c_funptr), value :: fn
-      type(c_ptr), value :: user
-    end function c_sweep_block
-    type(c_ptr) function c_scheme_names() bind(C, name="hympi_scheme_names")
-      import :: c_ptr
-    end function c_scheme_names
-  end interface
 
 contains
 
@@ -238,10 +114,14 @@ contains
   ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN; depth: sweeps
   ! per exchange in hympi_sweep_block (default 1; fields then carry
   ! halo * depth layers); stencil: HYMPI_STENCIL_STAR (default) or
-  ! HYMPI_STENCIL_BOX (the halo's edges and corners are exchanged too).
-  subroutine hympi_domain_create(domain, comm, grid, scheme, threads, status, periodic, halo, &
-                                 reserved, on_error, ranks_per_node, depth, stencil)
-    type(hympi_domain), intent(out) :: domain
+  ! HYMPI_STENCIL_BOX (the halo's edges and corners are exchanged too). A
+  ! domain handle that is still live (created, not
+  ! freed) on any rank is refused on every rank with HYMPI_ERR_USAGE and
+  ! left as it was. This is the `use mpi_f08` form; hympi_domain_create_int
+  ! (the same generic name) takes `use mpi`'s integer communicator.
+  subroutine hympi_domain_create_f08(domain, comm, grid, scheme, threads, status, periodic, &
+                                     halo, reserved, on_error, ranks_per_node, depth, stencil)
+    type(hympi_domain), intent(inout) :: domain
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: grid(3)
     character(len=*), intent(in) :: scheme
@@ -250,7 +130,26 @@ contains
     logical, intent(in), optional :: periodic(3)
     integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
     integer, intent(in), optional :: stencil
+    ! mpi_f08's handle holds the Fortran integer handle.
+    call hympi_domain_create_int(domain, comm%MPI_VAL, grid, scheme, threads, status, periodic, &
+                                 halo, reserved, on_error, ranks_per_node, depth, stencil)
+  end subroutine hympi_domain_create_f08
+
+  ! The same with `use mpi`'s (or mpif.h's) integer communicator.
+  subroutine hympi_domain_create_int(domain, comm, grid, scheme, threads, status, periodic, &
+                                     halo, reserved, on_error, ranks_per_node, depth, stencil)
+    type(hympi_domain), intent(inout) :: domain
+    integer, intent(in) :: comm
+    integer, intent(in) :: grid(3)
+    character(len=*), intent(in) :: scheme
+    integer, intent(in) :: threads
+    integer, intent(out) :: status
+    logical, intent(in), optional :: periodic(3)
+    integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
+    integer, intent(in), optional :: stencil
     type(c_config) :: config
+    type(c_ptr) :: created
+    integer(c_int) :: live
     ! The name must outlive the call only: hympi resolves it at once.
     character(kind=c_char, len=:), allocatable, target :: cname
     call c_config_init(config)
@@ -267,9 +166,13 @@ contains
       cname = trim(scheme) // c_null_char
       config%scheme = c_loc(cname)
     end if
-    ! mpi_f08's handle holds the Fortran integer handle; C converts it.
-    status = c_create_f(int(comm%MPI_VAL, c_int), config, domain%handle)
-  end subroutine hympi_domain_create
+    ! C agrees over comm whether any rank passed a live handle, so that all
+    ! ranks refuse alike; the handle changes only on success.
+    live = merge(1_c_int, 0_c_int, c_associated(domain%handle))
+    created = c_null_ptr
+    status = c_create_fortran(int(comm, c_int), config, live, created)
+    if (status == HYMPI_SUCCESS) domain%handle = created
+  end subroutine hympi_domain_create_int
 
   subroutine hympi_domain_free(domain, status)
     type(hympi_domain), intent(inout) :: domain
@@ -314,12 +217,16 @@ contains
     hympi_domain_threads = threads
   end function hympi_domain_threads
 
-  ! A zero field allocated by hympi (first touched by its threads).
+  ! A zero field allocated by hympi (first touched by its threads). A field
+  ! handle that is still live is refused (HYMPI_ERR_USAGE) and left as it was.
   subroutine hympi_field_create(domain, field, status)
     type(hympi_domain), intent(in) :: domain
-    type(hympi_field), intent(out) :: field
+    type(hympi_field), intent(inout) :: field
     integer, intent(out) :: status
-    status = c_field_create(domain%handle, field%handle)
+    type(c_ptr) :: created
+    if (refused_live(field, "hympi_field_create", status)) return
+    status = c_field_create(domain%handle, created)
+    if (status == HYMPI_SUCCESS) field%handle = created
   end subroutine hympi_field_create
 
   ! A field over the caller's array, which must have the domain's shape
@@ -328,9 +235,11 @@ contains
   subroutine hympi_field_wrap(domain, array, field, status)
     type(hympi_domain), intent(in) :: domain
     real(c_double), target, contiguous, intent(inout) :: array(:, :, :)
-    type(hympi_field), intent(out) :: field
+    type(hympi_field), intent(inout) :: field
     integer, intent(out) :: status
     integer :: n(3), offset(3), h
+    type(c_ptr) :: created
+    if (refused_live(field, "hympi_field_wrap", status)) return
     call hympi_domain_local(domain, n, offset, status)
     if (status /= HYMPI_SUCCESS) return
     h = hympi_domain_halo(domain)
@@ -339,17 +248,33 @@ contains
       status = HYMPI_ERR_USAGE
       return
     end if
-    status = c_field_wrap(domain%handle, c_loc(array), field%handle)
+    status = c_field_wrap(domain%handle, c_loc(array), created)
+    if (status == HYMPI_SUCCESS) field%handle = created
   end subroutine hympi_field_wrap
 
+  ! Whether field is still live: then status = HYMPI_ERR_USAGE with a
+  ! message naming call (creating over it would lose the field).
+  logical function refused_live(field, call, status)
+    type(hympi_field), intent(in) :: field
+    character(len=*), intent(in) :: call
+    integer, intent(out) :: status
+    status = HYMPI_SUCCESS
+    refused_live = c_associated(field%handle)
+    if (refused_live) call set_error(status, HYMPI_ERR_USAGE, call // ": the field handle is " // &
+        "still live (free it with hympi_field_free first, or pass a fresh hympi_field)")
+  end function refused_live
+
   ! u(1-h:n1+h, 1-h:n2+h, 1-h:n3+h) over the field's memory (null when the
-  ! handles are not live).
+  ! handles are not live). Declare u `pointer, contiguous`: the compiler may
+  ! then index it with unit stride. u stays bound to this field's memory:
+  ! after hympi_sweep_block (the pointer form) swapped the handles, fetch it
+  ! again.
   subroutine hympi_field_pointer(domain, field, u, status)
     type(hympi_domain), intent(in) :: domain
     type(hympi_field), intent(in) :: field
-    real(c_double), pointer, intent(out) :: u(:, :, :)
+    real(c_double), pointer, contiguous, intent(out) :: u(:, :, :)
     integer, intent(out), optional :: status
-    real(c_double), pointer :: whole(:, :, :)
+    real(c_double), pointer, contiguous :: whole(:, :, :)
     type(c_ptr) :: data
     integer :: n(3), offset(3), h, rc
     u => null()
@@ -378,11 +303,8 @@ contains
     type(c_ptr), value :: context
     real(c_double), intent(inout) :: partial
     type(sweep_context), pointer :: ctx
-    type(hympi_box) :: fbox
     call c_f_pointer(context, ctx)
-    fbox%lo = box%lo + 1
-    fbox%hi = box%hi
-    trampoline = int(ctx%callback(fbox, int(thread), ctx%user, partial), c_int)
+    trampoline = int(ctx%callback(fortran_box(box), int(thread), ctx%user, partial), c_int)
   end function trampoline
 
   ! One sweep: exchange the halos of fields (one message per neighbour and
@@ -434,23 +356,24 @@ contains
     integer(c_int), value :: thread
     type(c_ptr), value :: context
     type(pair_context), pointer :: ctx
-    real(c_double), pointer :: whole_in(:, :, :), whole_out(:, :, :), u_in(:, :, :), u_out(:, :, :)
-    type(hympi_box) :: fbox
+    real(c_double), pointer, contiguous :: whole_in(:, :, :), whole_out(:, :, :), u_in(:, :, :), &
+                                           u_out(:, :, :)
     call c_f_pointer(context, ctx)
     call c_f_pointer(in, whole_in, ctx%n + 2 * ctx%h)
     call c_f_pointer(out, whole_out, ctx%n + 2 * ctx%h)
     u_in(1 - ctx%h:, 1 - ctx%h:, 1 - ctx%h:) => whole_in
     u_out(1 - ctx%h:, 1 - ctx%h:, 1 - ctx%h:) => whole_out
-    fbox%lo = box%lo + 1
-    fbox%hi = box%hi
-    pair_trampoline = int(ctx%callback(u_in, u_out, fbox, int(thread), ctx%user), c_int)
+    pair_trampoline = int(ctx%callback(u_in, u_out, fortran_box(box), int(thread), ctx%user), c_int)
   end function pair_trampoline
 
   ! Temporal blocking: sweeps (1..depth) sweeps of u_out = F(u_in) with one
   ! halo exchange (hympi.h's hympi_sweep_block says how they run and what
-  ! the callback must be: a star stencil of reach <= halo, computing a
+  ! the callback must be: a star or box stencil of reach <= halo, computing a
   ! point the same way wherever it lies). The handles swap after every
-  ! sweep: on return u_in holds the result.
+  ! sweep: on return u_in holds the result, and after an odd number of
+  ! sweeps a pointer fetched from u_in before the call points at u_out's
+  ! memory (fetch it again). hympi_sweep_block_arrays leaves the handles
+  ! alone.
   subroutine hympi_sweep_block(domain, u_in, u_out, sweeps, callback, status, user)
     type(hympi_domain), intent(in) :: domain
     type(hympi_field), intent(inout) :: u_in, u_out
@@ -521,20 +444,6 @@ contains
     integer, intent(out) :: status
     status = c_report_json(domain%handle, trim(path) // c_null_char, trim(name) // c_null_char)
   end subroutine hympi_report_json
-
-  ! A C string (NUL-terminated, owned by hympi) as a Fortran string.
-  function from_c_string(text) result(message)
-    type(c_ptr), intent(in) :: text
-    character(len=:), allocatable :: message
-    character(kind=c_char), pointer :: chars(:)
-    integer :: i, n
-    n = int(c_strlen(text))
-    call c_f_pointer(text, chars, [n])
-    allocate(character(len=n) :: message)
-    do i = 1, n
-      message(i:i) = chars(i)
-    end do
-  end function from_c_string
 
   ! The message of the last error on this thread ("" when none).
   function hympi_last_error() result(message)

@@ -120,6 +120,40 @@ std::vector<hympi::Field*> field_list(hympi_domain d, int nfields, const hympi_f
   return list;
 }
 
+// The body of the create calls: *domain = a new domain over comm (NULL
+// until it is made). Collective.
+void create_domain(MPI_Comm comm, const hympi_domain_config* config, hympi::BoxIndexing indexing,
+                   hympi_domain* domain) {
+  if (!config || !domain) throw hympi::UsageError("config and domain must not be NULL");
+  *domain = nullptr;
+  hympi::DomainConfig c;
+  for (int d = 0; d < 3; ++d) {
+    c.grid[d] = config->grid[d];
+    c.periodic[d] = config->periodic[d] != 0;
+  }
+  c.halo = config->halo;
+  c.threads = config->threads;
+  c.reserved = config->reserved;
+  c.ranks_per_node = config->ranks_per_node;
+  c.halo_depth = config->depth;
+  // Any other value reaches validate_domain, which refuses it by name.
+  c.stencil = static_cast<hympi::Stencil>(config->stencil);
+  c.box_indexing = indexing;
+  if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
+    throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
+  c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw
+                                                         : hympi::KernelErrorPolicy::Abort;
+  if (config->scheme) {
+    c.scheme = hympi::find_scheme(config->scheme);
+    if (!c.scheme)
+      throw hympi::UsageError(std::string("unknown scheme '") + config->scheme +
+                              "' (one of: " + hympi::scheme_names() + ")");
+  }
+  auto handle = std::make_unique<hympi_domain_s>();
+  handle->domain = std::make_unique<hympi::Domain>(comm, c);
+  *domain = handle.release();
+}
+
 }  // namespace
 
 extern "C" {
@@ -149,33 +183,7 @@ const char* hympi_scheme_names(void) {
 
 int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_domain* domain) {
   return guarded("hympi_domain_create", [&] {
-    if (!config || !domain) throw hympi::UsageError("config and domain must not be NULL");
-    *domain = nullptr;
-    hympi::DomainConfig c;
-    for (int d = 0; d < 3; ++d) {
-      c.grid[d] = config->grid[d];
-      c.periodic[d] = config->periodic[d] != 0;
-    }
-    c.halo = config->halo;
-    c.threads = config->threads;
-    c.reserved = config->reserved;
-    c.ranks_per_node = config->ranks_per_node;
-    c.halo_depth = config->depth;
-    // Any other value reaches validate_domain, which refuses it by name.
-    c.stencil = static_cast<hympi::Stencil>(config->stencil);
-    if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
-      throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
-    c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw
-                                                           : hympi::KernelErrorPolicy::Abort;
-    if (config->scheme) {
-      c.scheme = hympi::find_scheme(config->scheme);
-      if (!c.scheme)
-        throw hympi::UsageError(std::string("unknown scheme '") + config->scheme +
-                                "' (one of: " + hympi::scheme_names() + ")");
-    }
-    auto handle = std::make_unique<hympi_domain_s>();
-    handle->domain = std::make_unique<hympi::Domain>(comm, c);
-    *domain = handle.release();
+    create_domain(comm, config, hympi::BoxIndexing::ZeroBasedHalfOpen, domain);
   });
 }
 
@@ -341,6 +349,51 @@ int hympi_report_json(hympi_domain domain, const char* path, const char* name) {
   return guarded("hympi_report_json", [&] {
     check_domain(domain);
     domain->domain->write_report(path ? path : "", name ? name : "kernel");
+  });
+}
+
+// The Fortran module's own entries (fortran/hympi_c.f90), not part of the
+// C API and not in hympi.h.
+
+// hympi_domain_create_f for the Fortran module: boxes in the domain's
+// messages in Fortran's indices, and a handle that is still live on any rank
+// (handle_live != 0: creating over it would lose it) refused on every rank.
+// Collective over comm.
+int hympi_fortran_domain_create(MPI_Fint comm, const hympi_domain_config* config,
+                                int handle_live, hympi_domain* domain);
+int hympi_fortran_domain_create(MPI_Fint comm, const hympi_domain_config* config,
+                                int handle_live, hympi_domain* domain) {
+  return guarded("hympi_domain_create", [&] {
+    const MPI_Comm c = MPI_Comm_f2c(comm);
+    int live = handle_live != 0;
+    HYMPI_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &live, 1, MPI_INT, MPI_MAX, c));
+    if (live)
+      throw hympi::UsageError("the domain handle is still live on " +
+                              std::string(handle_live ? "this rank" : "another rank") +
+                              " (free it with hympi_domain_free first, or pass a fresh "
+                              "hympi_domain)");
+    create_domain(c, config, hympi::BoxIndexing::FortranInclusive, domain);
+  });
+}
+
+// The module's own usage errors: message as hympi_last_error()'s text.
+int hympi_fortran_fail(int code, const char* message);
+int hympi_fortran_fail(int code, const char* message) {
+  return fail(code, message ? message : "");
+}
+
+// *data = field's array, when field is a live field of domain (the array
+// sweeps' second field, which C does not see). call names the routine.
+int hympi_fortran_field_data(const char* call, hympi_domain domain, hympi_field field,
+                             double** data);
+int hympi_fortran_field_data(const char* call, hympi_domain domain, hympi_field field,
+                             double** data) {
+  return guarded(call, [&] {
+    check_domain(domain);
+    if (!field || field->owner != domain)
+      throw hympi::UsageError("a field handle is not live (created and not freed) or belongs to "
+                              "another domain");
+    *data = field->field.data();
   });
 }
 

@@ -27,7 +27,12 @@ inline std::string dims_text(const std::array<int, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
 
-inline std::string box_text(const Box& b) {
+inline std::string box_text(const Box& b, BoxIndexing indexing) {
+  if (indexing == BoxIndexing::FortranInclusive)
+    return "(" + std::to_string(b.lo[0] + 1) + ":" + std::to_string(b.hi[0]) + ", " +
+           std::to_string(b.lo[1] + 1) + ":" + std::to_string(b.hi[1]) + ", " +
+           std::to_string(b.lo[2] + 1) + ":" + std::to_string(b.hi[2]) +
+           ") in local Fortran indices";
   return "[" + std::to_string(b.lo[0]) + "," + std::to_string(b.hi[0]) + ")x[" +
          std::to_string(b.lo[1]) + "," + std::to_string(b.hi[1]) + ")x[" +
          std::to_string(b.lo[2]) + "," + std::to_string(b.hi[2]) + ")";
@@ -58,9 +63,9 @@ class FailureSlot {
       record(box, thread, "unknown exception");
     }
   }
-  std::string message(const std::string& scheme, int rank) const {
+  std::string message(const std::string& scheme, int rank, BoxIndexing indexing) const {
     return "the kernel's box update failed under scheme '" + scheme + "' on box " +
-           box_text(box_) + " (rank " + std::to_string(rank) + ", thread " +
+           box_text(box_, indexing) + " (rank " + std::to_string(rank) + ", thread " +
            std::to_string(thread_) + "): " + what_;
   }
 
@@ -135,7 +140,7 @@ struct Domain::Impl {
   // MPI_Allreduce), so that the other ranks are not left waiting there.
   std::string failure(const detail::FailureSlot& slot) {
     if (!slot.failed()) return "";
-    const std::string msg = slot.message(cfg.scheme->info.name, rank);
+    const std::string msg = slot.message(cfg.scheme->info.name, rank, cfg.box_indexing);
     if (cfg.on_error == KernelErrorPolicy::Throw) return msg;
     std::fprintf(stderr, "hympi: error: %s\n", msg.c_str());
     std::fflush(stderr);

@@ -2,8 +2,9 @@
 ! indices inside 1..n that cover every point once (sums), a wrapped array of
 ! the wrong shape, halo 0, an unknown scheme, an unknown stencil (and a box
 ! one accepted), a failing callback under
-! HYMPI_ON_ERROR_RETURN; hympi_sweep_block's arrays with the field's bounds
-! (1-h, h counting the depth), boxes inside them, the handles swapped by an
+! HYMPI_ON_ERROR_RETURN (its box in Fortran's indices); hympi_sweep_block's
+! arrays with the field's bounds (1-h, h counting the depth), boxes inside
+! them, the handles swapped by an
 ! odd block, in == out and a failing pair callback. Prints "N passed, M
 ! failed" from rank 0.
 module fortran_api_checks
@@ -31,7 +32,7 @@ contains
   ! bounds are not the field's or the box leaves them.
   recursive integer function copy_pair(u_in, u_out, box, thread, user)
     use hympi, only: hympi_box
-    real(c_double), pointer, intent(in) :: u_in(:, :, :), u_out(:, :, :)
+    real(c_double), pointer, contiguous, intent(in) :: u_in(:, :, :), u_out(:, :, :)
     type(hympi_box), intent(in) :: box
     integer, intent(in) :: thread
     type(c_ptr), intent(in) :: user
@@ -47,7 +48,7 @@ contains
 
   recursive integer function fail_pair(u_in, u_out, box, thread, user)
     use hympi, only: hympi_box
-    real(c_double), pointer, intent(in) :: u_in(:, :, :), u_out(:, :, :)
+    real(c_double), pointer, contiguous, intent(in) :: u_in(:, :, :), u_out(:, :, :)
     type(hympi_box), intent(in) :: box
     integer, intent(in) :: thread
     type(c_ptr), intent(in) :: user
@@ -73,7 +74,7 @@ program test_fortran_api
   type(hympi_domain) :: d, bad, deep
   type(hympi_field) :: f, w, fa, fb
   type(c_ptr) :: a0, b0
-  real(c_double), pointer :: ua(:, :, :)
+  real(c_double), pointer, contiguous :: ua(:, :, :)
   real(c_double), allocatable, target :: wrong(:, :, :)
   real(c_double) :: total
   integer :: provided, rank, status, offset(3), passed, failed, counts(2)
@@ -124,7 +125,8 @@ program test_fortran_api
   call hympi_sweep(d, [f, w], fail, status)
   msg = hympi_last_error()
   call check("failing callback", status == HYMPI_ERR_KERNEL .and. &
-             index(msg, "under scheme 'adaptive' on box [") > 0 .and. &
+             index(msg, "under scheme 'adaptive' on box (") > 0 .and. &
+             index(msg, ") in local Fortran indices (rank ") > 0 .and. &
              index(msg, "the box callback returned 4") > 0)
 
   ! Temporal blocking: depth 2, halo 1.

@@ -44,6 +44,11 @@ enum class KernelErrorPolicy {
   Throw,   // throw KernelError on the failing rank (the caller stops the others)
 };
 
+// How the messages of a failing update name its box: C++'s and C's
+// zero-based half-open [lo,hi), or Fortran's 1-based inclusive lo:hi (the
+// Fortran module's domains, whose callbacks get boxes in those indices).
+enum class BoxIndexing { ZeroBasedHalfOpen, FortranInclusive };
+
 // The shape of the user's stencil: which halo points an update reads.
 // Star: along the axes only (the faces of the halo); box: every point within
 // `halo` along each axis at once (27 points at halo 1: faces, edges and
@@ -78,6 +83,7 @@ struct DomainConfig {
   // Read HYMPI_REPORT_JSON and HYMPI_TRACE_JSON (hympi's own solve does not:
   // it has its own --json and --trace).
   bool use_environment = true;
+  BoxIndexing box_indexing = BoxIndexing::ZeroBasedHalfOpen;
 };
 
 // Every problem with a config at once (empty when valid), for `ranks` ranks.

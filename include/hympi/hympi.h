@@ -85,8 +85,10 @@ const char* hympi_last_error(void);
 
 /* Collective over comm. */
 int hympi_domain_create(MPI_Comm comm, const hympi_domain_config* config, hympi_domain* domain);
-/* The same with a Fortran communicator handle (the Fortran module's path:
- * comm%MPI_VAL of an mpi_f08 type(MPI_Comm), or an mpi-module integer). */
+/* The same with a Fortran communicator handle (comm%MPI_VAL of an mpi_f08
+ * type(MPI_Comm), or an mpi-module integer), for C code called from Fortran.
+ * The Fortran module creates its domains through its own entry, whose error
+ * messages give boxes in Fortran's 1-based inclusive indices. */
 int hympi_domain_create_f(MPI_Fint comm, const hympi_domain_config* config, hympi_domain* domain);
 int hympi_domain_free(hympi_domain* domain); /* sets *domain to NULL */
 

@@ -41,3 +41,19 @@ def write_text(tmp_path: Path) -> Callable[[str, str], str]:
         return str(path)
 
     return write
+
+
+# `make test` (scripts/run-python-tests.sh) runs the tests marked `cluster`
+# in one pytest process, one after another, and the rest beside it on
+# pytest-xdist workers. The cluster tests bring up the emulated cluster or the
+# Slurm test cluster: there is one such cluster per machine (fixed names
+# hympi-*), and each module's cluster lives as long as its module's tests.
+CLUSTER_MODULES = {"test_slurm_cluster.py", "test_slurm_study.py"}
+CLUSTER_TESTS = {"test_study_on_the_emulated_cluster"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+        if module in CLUSTER_MODULES or getattr(item, "originalname", "") in CLUSTER_TESTS:
+            item.add_marker(pytest.mark.cluster)

@@ -327,13 +327,15 @@ def test_the_worst_rank_is_that_of_visiting_every_rank(grid, node_grid, block, p
 
 def test_many_ranks_per_node_project_in_seconds(tmp_path, capsys):
     """2000 ranks per node took 62 s (every rank of a node visited per node
-    count and sample); now the worst rank costs the same for any count."""
+    count and sample); now the worst rank costs the same for any count.
+    CPU seconds of this process, not wall time: a busy machine (the test
+    lanes run side by side) stretches the wall clock, not the work."""
     import time
 
     d = copy(tmp_path, "study-2x1")
-    start = time.monotonic()
+    start = time.process_time()
     assert cli.main(["project", str(d), "--ranks", "10000", "--threads", "1", "--grid", "512^3"]) == 0
-    assert time.monotonic() - start < 20
+    assert time.process_time() - start < 20
     assert "carried to 10000" in capsys.readouterr().out
 
 

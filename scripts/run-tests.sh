@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The test suites as `make test` runs them: in lanes that run at the same
+# time, because most of the suites' time is waiting (MPI launches, Slurm's
+# time limit, a lost node's timeout), not CPU.
+#
+#   cluster lane  the tests that bring up the emulated cluster or the Slurm
+#                 test cluster, one after another (one such cluster per
+#                 machine, fixed names hympi-*): pytest -m cluster, then the
+#                 `emulated_cluster` ctest of each build.
+#   python lane   every other Python test on PYTEST_WORKERS pytest-xdist
+#                 workers (default 2), a module per worker at a time
+#                 (--dist loadfile: a module's shared fixture is made once).
+#   ctest lane    ctest in build/ (Open MPI, CTEST_JOBS at a time, default 2),
+#                 then in build-mpich/ (MPICH, one at a time: its ranks
+#                 poll), emulated_cluster left to the cluster lane.
+#
+# usage: scripts/run-tests.sh all|python [pytest arguments...]
+#   all      the three lanes (make test)
+#   python   the cluster and python lanes' pytest runs only (make test-python)
+# The python lane prints as it goes; the other lanes' output follows when all
+# are done, then one summary line per lane. Exit status: non-zero when any
+# lane failed.
+set -uo pipefail
+
+what=${1:-all}
+shift || true
+case "$what" in
+    all|python) ;;
+    *) echo "run-tests.sh: error: the first argument is 'all' or 'python', not '$what'" >&2; exit 2 ;;
+esac
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+python="$root/.venv/bin/python"
+workers=${PYTEST_WORKERS:-2}
+ctest_jobs=${CTEST_JOBS:-2}
+logs=$(mktemp -d "${TMPDIR:-/tmp}/hympi-tests.XXXXXX")
+lane_pids=()
+
+cleanup() {
+    for pid in "${lane_pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$logs"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# pytest exits 5 when it selected no test (a -k that matches none of a lane).
+pytest_ok() { "$python" -m pytest "$@"; local rc=$?; [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]; }
+
+cluster_lane() {
+    local status=0
+    pytest_ok -q -m cluster python/tests "$@" || status=1
+    if [ "$what" = all ]; then
+        (cd build && ctest --output-on-failure -R '^emulated') || status=1
+        (cd build-mpich && ctest --output-on-failure -R '^emulated') || status=1
+    fi
+    return "$status"
+}
+
+ctest_lane() {
+    local status=0
+    echo "---- ctest, Open MPI (build/) ----"
+    (cd build && ctest --output-on-failure -j "$ctest_jobs" -E '^emulated') || status=1
+    echo "---- ctest, MPICH (build-mpich/) ----"
+    (cd build-mpich && ctest --output-on-failure -j 1 -E '^emulated') || status=1
+    return "$status"
+}
+
+cd "$root"
+start=$(date +%s)
+# Each lane in its own process group (set -m), so that an interrupt stops all
+# of a lane's children.
+set -m
+(cluster_lane "$@"; echo $? >"$logs/cluster.rc"; echo $(( $(date +%s) - start )) >"$logs/cluster.s") \
+    >"$logs/cluster.log" 2>&1 &
+lane_pids+=($!)
+if [ "$what" = all ]; then
+    (ctest_lane; echo $? >"$logs/ctest.rc"; echo $(( $(date +%s) - start )) >"$logs/ctest.s") \
+        >"$logs/ctest.log" 2>&1 &
+    lane_pids+=($!)
+fi
+set +m
+
+pytest_ok -q -n "$workers" --dist loadfile -m "not cluster" python/tests "$@"
+echo $? >"$logs/python.rc"
+echo $(( $(date +%s) - start )) >"$logs/python.s"
+wait "${lane_pids[@]}" 2>/dev/null
+lane_pids=()
+
+status=0
+lanes=(python cluster)
+[ "$what" = all ] && lanes+=(ctest)
+for lane in cluster ctest; do
+    [ -f "$logs/$lane.log" ] || continue
+    echo "---- the $lane lane ----"
+    cat "$logs/$lane.log"
+done
+for lane in "${lanes[@]}"; do
+    rc=$(cat "$logs/$lane.rc" 2>/dev/null || echo 1)
+    [ "$rc" -eq 0 ] && verdict=passed || { verdict=FAILED; status=1; }
+    echo "run-tests.sh: $lane lane $verdict in $(cat "$logs/$lane.s" 2>/dev/null || echo '?') s"
+done
+exit "$status"
