@@ -223,9 +223,13 @@ int run_solve(const Options& o, int requested, int provided, const std::string& 
           << std::flush;
   }
   if (!r.converged)
-    std::cerr << "hympi: error: cg did not converge: residual " << r.residual << " after " << r.iterations
-              << " iterations (--max-iters " << o.solve.max_iters << "), above --tol " << o.solve.tol
-              << "; results were written, exit code " << kExitNotConverged << std::endl;
+    std::cerr << "hympi: error: " << kernel_name(o.solve.kernel) << " did not converge: residual "
+              << r.residual << " after " << r.iterations << " iterations ("
+              << (r.iterations < o.solve.max_iters
+                      ? std::string("stagnated: its true residual stopped falling")
+                      : "--max-iters " + std::to_string(o.solve.max_iters))
+              << "), above --tol " << o.solve.tol << "; results were written, exit code "
+              << kExitNotConverged << std::endl;
   return code;
 }
 

@@ -228,10 +228,13 @@ void check_applicable(Options& o, const SolveSeen& seen) {
     if (k.converges && given("--iters"))
       e.push_back("--iters does not apply to " + k.name +
                   " (it iterates until --tol is reached or --max-iters is hit)");
+    std::string converging;
+    for (const auto& other : kernel_registry())
+      if (other.converges) converging += (converging.empty() ? "" : ", ") + other.name;
     for (const char* name : {"--tol", "--max-iters"})
       if (!k.converges && given(name))
-        e.push_back(std::string(name) + " does not apply to " + k.name + " (only to cg; " + k.name +
-                    " runs --iters iterations)");
+        e.push_back(std::string(name) + " does not apply to " + k.name + " (only to " + converging +
+                    "; " + k.name + " runs --iters iterations)");
     if (given("--format") && !k.supports(MatrixFormat::Crs)) {
       std::string names;
       for (const auto& other : kernel_registry())

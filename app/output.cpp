@@ -93,6 +93,9 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"stores", stores_name(r.stores)},
       {"stores_requested", stores_choice_name(c.stores)},
       {"exchanges", r.exchanges},
+      {"tuning", {{"what", r.tuned.empty() ? "nothing" : r.tuned},
+                  {"blocks", r.tuning_blocks},
+                  {"seconds", r.tuning_s}}},
       {"checksum", r.checksum},
       {"l2", r.l2},
       {"time_s", stats_json(r.time_s)},
@@ -156,6 +159,9 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
     out << "halo depth " << c.halo_depth << ": " << r.exchanges << " exchanges for "
         << r.iterations << " iterations (faces " << c.halo_depth
         << " deep, with edges and corners)\n";
+  if (r.tuning_blocks > 0)
+    out << "tuned      " << r.tuned << " before the timed loop: " << r.tuning_blocks
+        << " blocks, " << std::fixed << std::setprecision(3) << r.tuning_s << " s (not in time_s)\n";
   out << "# per-thread seconds (max over ranks)\n"
       << "# thread    interior    boundary        pack      unpack        comm        idle\n";
   out << std::setprecision(6);
@@ -199,7 +205,9 @@ nlohmann::json info_document(const nlohmann::json& context, int provided) {
                        {"converges", k.converges},
                        {"streaming_stores", k.streaming_stores},
                        {"periodic", periodic_rule_name(k.periodic)},
-                       {"periodic_why", k.periodic_why}});
+                       {"periodic_why", k.periodic_why},
+                       {"default_study", k.default_study},
+                       {"default_study_why", k.default_study_why}});
   return {{"context", context}, {"schemes", schemes}, {"kernels", kernels},
           {"benchmarks", benchmarks_json()}};
 }

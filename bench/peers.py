@@ -13,6 +13,10 @@ a core when the ranks fit the cores):
                       T MatMults on the same operator and start vector
   cg-{sell,crs,stencil}     hympi solve --kernel cg --format F (M^3, tol)
   petsc-kspcg         bench/peers_petsc.py cg: KSPCG + PCNONE, same tol
+  pipecg-{sell,crs,stencil}  hympi solve --kernel pipecg --format F (M^3, tol):
+                      pipelined CG, one MPI_Iallreduce per iteration overlapped
+                      with the sweep
+  petsc-kspipecg      bench/peers_petsc.py pipecg: KSPPIPECG + PCNONE, same tol
   halo                hympi bench pack --faces H: the library's halo exchange
                       (ExchangePlan::begin/end, as every scheme runs it, one
                       thread) and, in the same process, the exchange a plain MPI
@@ -23,14 +27,22 @@ A case's time in a round is the median of its in-process repetitions (the
 loop only; set-up excluded on both sides; maximum over ranks); the table gives
 the median, min and max over rounds, and each ratio peer time / hympi time
 (PETSc's; MPI_Sendrecv's for the halo) as the median of the rounds' own
-ratios (both ran in the same round). Before
+ratios (both ran in the same round); pipecg is also compared with PETSc's
+KSPCG and with hympi's own cg of the same format. Before
 any time counts, every run is checked: spmv's checksum and l2 against
-PETSc's (1e-10 relative: the same iterates, rounded differently), cg's
-iteration count (+-1) and solution (checksum and l2 to 1e-6 relative); a
-mismatch stops the benchmark (exit 1) without ratios.
+PETSc's (1e-10 relative: the same iterates, rounded differently), cg's and
+pipecg's iteration count (+-1 against KSPCG and KSPPIPECG; pipecg's +-2
+against KSPCG) and solution (checksum and l2 to 1e-6 relative), and every
+final relative residual below tol; a mismatch stops the benchmark (exit 1)
+without ratios.
 
   bench/peers.py [--spmv-grid N] [--cg-grid M] [--iters T] [--rounds R]
-                 [--repeat K] [--cg-repeat K] [--tol X] [--halo-face H] [--json PATH]
+                 [--repeat K] [--cg-repeat K] [--tol X] [--halo-face H]
+                 [--only CASES] [--json PATH]
+
+--only runs the listed cases only (comma-separated names from the list
+above, e.g. --only cg-sell,pipecg-sell,petsc-kspcg,petsc-kspipecg); a ratio
+or check whose cases are not both run is left out.
 
 Writes a JSON document (schema_version 1, kind "peers") with a `context`
 block (hympi's own context from its first run, plus PETSc's version, the
@@ -56,6 +68,11 @@ ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("sell", "crs", "stencil")
 # Issue 8's targets, as PETSc time / hympi time.
 TARGETS = {"spmv-sell": 1.2, "cg-sell": 1.3, "cg-stencil": 5.0, "halo": 0.95}
+CASE_NAMES = (["stream-copy", "petsc-matmult", "petsc-kspcg", "petsc-kspipecg", "halo"]
+              + [f"{k}-{f}" for f in FORMATS for k in ("spmv", "cg", "pipecg")])
+# The peer each hympi case is checked and timed against, by kernel.
+PEERS = {"spmv": ["petsc-matmult"], "cg": ["petsc-kspcg"],
+         "pipecg": ["petsc-kspipecg", "petsc-kspcg"]}
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -69,6 +86,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tol", type=float, default=1e-8, help="cg relative residual (default 1e-8)")
     p.add_argument("--halo-face", type=int, default=256,
                    help="H: halo exchange of H^3 points per rank, faces of H^2 (default 256)")
+    p.add_argument("--only", default=None, metavar="CASES",
+                   help="only these cases, comma-separated (default: all)")
     p.add_argument("--ranks", default=os.environ.get("RANKS", "1 2"),
                    help="rank counts (default $RANKS or '1 2')")
     p.add_argument("--hympi", default=str(ROOT / "build" / "bin" / "hympi"))
@@ -89,6 +108,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         bad.append(f"rank counts '{a.ranks}': expected positive integers, e.g. RANKS='1 2 4'")
     if not 0 < a.tol < 1:
         bad.append("--tol must be in (0, 1)")
+    a.only_cases = None
+    if a.only is not None:
+        a.only_cases = [c for c in a.only.replace(" ", "").split(",") if c]
+        unknown = [c for c in a.only_cases if c not in CASE_NAMES]
+        if unknown or not a.only_cases:
+            bad.append(f"--only: unknown case(s) {', '.join(unknown) or '(none given)'} "
+                       f"(valid: {', '.join(CASE_NAMES)})")
     for exe in (a.hympi, a.stream):
         if not os.access(exe, os.X_OK):
             bad.append(f"{exe} is not built (make build)")
@@ -154,7 +180,7 @@ class Runner:
     def hympi(self, ranks: int, kernel: str, fmt: str) -> dict:
         a = self.args
         path = self.tmp / f"{kernel}-{fmt}-{ranks}.json"
-        grid = a.spmv_grid if kernel == "spmv" else a.cg_grid
+        grid = a.spmv_grid if kernel == "spmv" else a.cg_grid  # cg, pipecg
         cmd = self.launcher(ranks) + [a.hympi, "solve", "--kernel", kernel, "--grid", f"{grid}^3",
                                       "--format", fmt, "--threads", "1", "--json", str(path)]
         if kernel == "spmv":
@@ -169,7 +195,8 @@ class Runner:
         # stores: how the kernel wrote its output (--stores auto: streaming
         # where the arrays cannot stay in cache; absent from older binaries).
         return {"time_s": r["time_s"]["median"], "iterations": r["iters"],
-                "checksum": r["checksum"], "l2": r["l2"], "stores": r.get("stores")}
+                "checksum": r["checksum"], "l2": r["l2"], "stores": r.get("stores"),
+                "residual": r.get("residual")}
 
     def halo(self, ranks: int) -> dict:
         """The library's exchange (1 thread) and plain MPI_Sendrecv, one run."""
@@ -206,11 +233,15 @@ def rel(a: float, b: float) -> float:
     return abs(a - b) / s if s > 0 else 0.0
 
 
-def check(name: str, got: dict, ref: dict, cg: bool) -> str | None:
+def check(name: str, got: dict, ref: dict, cg: bool, iterations_apart: int = 1,
+          tol_residual: float = 1.0) -> str | None:
     """Why got is not the same result as PETSc's ref, or None."""
     if cg:
-        if abs(got["iterations"] - ref["iterations"]) > 1:
+        if abs(got["iterations"] - ref["iterations"]) > iterations_apart:
             return f"{name}: {got['iterations']} iterations, PETSc {ref['iterations']}"
+        for who, res in ((name, got), ("PETSc", ref)):
+            if res.get("residual") is not None and not res["residual"] < tol_residual:
+                return f"{name}: {who}'s final relative residual {res['residual']!r} is not below {tol_residual:g}"
         tol, scale = 1e-6, abs(ref["checksum"])
     else:
         # spmv's checksum sums values of both signs to about 0: compared on
@@ -231,11 +262,12 @@ def measure(runner: Runner, ranks: int) -> dict:
     cases = {"stream-copy": lambda: runner.stream(ranks),
              "petsc-matmult": lambda: runner.petsc(ranks, "spmv"),
              "petsc-kspcg": lambda: runner.petsc(ranks, "cg"),
+             "petsc-kspipecg": lambda: runner.petsc(ranks, "pipecg"),
              "halo": lambda: runner.halo(ranks)}
     for f in FORMATS:
-        cases[f"spmv-{f}"] = lambda f=f: runner.hympi(ranks, "spmv", f)
-        cases[f"cg-{f}"] = lambda f=f: runner.hympi(ranks, "cg", f)
-    names = list(cases)
+        for kernel in PEERS:
+            cases[f"{kernel}-{f}"] = lambda f=f, kernel=kernel: runner.hympi(ranks, kernel, f)
+    names = [n for n in CASE_NAMES if a.only_cases is None or n in a.only_cases]
     rounds: list[dict[str, dict]] = []
     for r in range(a.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
@@ -244,9 +276,11 @@ def measure(runner: Runner, ranks: int) -> dict:
             print(f"#   ranks {ranks}, round {r + 1}/{a.rounds}: {name}", file=sys.stderr, flush=True)
             done[name] = cases[name]()
         for name, res in done.items():
-            if name.startswith(("spmv-", "cg-")):
-                why = check(name, res, done["petsc-matmult" if name.startswith("spmv") else
-                                            "petsc-kspcg"], name.startswith("cg"))
+            kernel = name.rsplit("-", 1)[0]
+            for peer in (p for p in PEERS.get(kernel, []) if p in done):
+                # pipecg against KSPCG: the same solution, within 2 iterations.
+                apart = 2 if (kernel, peer) == ("pipecg", "petsc-kspcg") else 1
+                why = check(name, res, done[peer], kernel != "spmv", apart, a.tol)
                 if why:
                     sys.exit(f"peers: not the same result at {ranks} ranks, round {r + 1}: {why}")
         rounds.append(done)
@@ -273,22 +307,30 @@ def measure(runner: Runner, ranks: int) -> dict:
                 c[key] = last[key]
         out["cases"][name] = c
     for f in FORMATS:
-        for kind, peer in (("spmv", "petsc-matmult"), ("cg", "petsc-kspcg")):
-            name = f"{kind}-{f}"
+        # pipecg also against hympi's own cg of the same format.
+        pairs = [(f"{kernel}-{f}", peer) for kernel, peers in PEERS.items() for peer in peers]
+        pairs.append((f"pipecg-{f}", f"cg-{f}"))
+        for name, peer in pairs:
+            if name not in names or peer not in names:
+                continue
             per_round = [rd[peer]["time_s"] / rd[name]["time_s"] for rd in rounds]
             out["ratios"][f"{name} vs {peer}"] = {
-                **summarise(per_round), "target": TARGETS.get(name),
-                "met": (statistics.median(per_round) >= TARGETS[name]) if name in TARGETS else None}
-    per_round = [rd["halo"]["sendrecv_s"] / rd["halo"]["time_s"] for rd in rounds]
-    out["ratios"]["halo vs MPI_Sendrecv"] = {
-        **summarise(per_round), "target": TARGETS["halo"],
-        "met": statistics.median(per_round) >= TARGETS["halo"]}
+                **summarise(per_round), "target": TARGETS.get(name) if peer.startswith("petsc") else None,
+                "met": (statistics.median(per_round) >= TARGETS[name])
+                if name in TARGETS and peer.startswith("petsc") else None}
+    if "halo" in names:
+        per_round = [rd["halo"]["sendrecv_s"] / rd["halo"]["time_s"] for rd in rounds]
+        out["ratios"]["halo vs MPI_Sendrecv"] = {
+            **summarise(per_round), "target": TARGETS["halo"],
+            "met": statistics.median(per_round) >= TARGETS["halo"]}
     # hympi's spmv against the copy bandwidth: MLUP/s x the bytes per point
     # the kernel declares (hympi info) / copy's bytes per second.
-    copy = out["cases"]["stream-copy"]["bytes_per_s"]["median"]
-    out["of_copy_bandwidth"] = {
-        f"spmv-{f}": out["cases"][f"spmv-{f}"]["mlups"] * 1e6 * runner.spmv_bytes[f] / copy
-        for f in FORMATS}
+    out["of_copy_bandwidth"] = {}
+    if "stream-copy" in names:
+        copy = out["cases"]["stream-copy"]["bytes_per_s"]["median"]
+        out["of_copy_bandwidth"] = {
+            f"spmv-{f}": out["cases"][f"spmv-{f}"]["mlups"] * 1e6 * runner.spmv_bytes[f] / copy
+            for f in FORMATS if f"spmv-{f}" in names}
     return out
 
 
@@ -307,8 +349,9 @@ def table(res: dict, args: argparse.Namespace) -> str:
             for other in ("sendrecv", "datatype"):
                 o = c[f"{other}_s"]
                 lines.append(f"  {'  ' + other:<16} {o['median']:11.5f} {o['min']:11.5f} {o['max']:11.5f}")
-    lines.append("# spmv x its declared bytes per point / copy bandwidth: " + ", ".join(
-        f"{n} {v:.2f}" for n, v in res["of_copy_bandwidth"].items()))
+    if res["of_copy_bandwidth"]:
+        lines.append("# spmv x its declared bytes per point / copy bandwidth: " + ", ".join(
+            f"{n} {v:.2f}" for n, v in res["of_copy_bandwidth"].items()))
     lines.append(f"# {'peer time / hympi time':<34} {'median':>7} {'min':>7} {'max':>7}  target")
     for name, r in res["ratios"].items():
         tgt = "" if r["target"] is None else f">= {r['target']:g} {'met' if r['met'] else 'NOT met'}"
@@ -328,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             res = measure(runner, ranks)
             print(table(res, args), flush=True)
             results.append(res)
-    petsc = results[0]["cases"]["petsc-matmult"]
+    petsc = next((c for c in results[0]["cases"].values() if "petsc_version" in c), {})
     context = dict(runner.hympi_context or {})
     context.update({
         "schema_version": 1,
@@ -344,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"schema_version": 1, "kind": "peers", "context": context,
            "config": {k: getattr(args, k) for k in
                       ("spmv_grid", "cg_grid", "iters", "rounds", "repeat", "cg_repeat", "tol",
-                       "halo_face")},
+                       "halo_face", "only")},
            "results": results}
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"# wrote {path}")

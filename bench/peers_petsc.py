@@ -11,13 +11,15 @@ DMCreateMatrix (AIJ), the 7-point operator A = 6 x - S(x) inserted row by row
         reference initial field.
   cg:   KSPCG + PCNONE on A u = 1, u = 0 at start, unpreconditioned residual
         norm, rtol TOL, atol 0.
+  pipecg: the same with KSPPIPECG (Ghysels-Vanroose pipelined CG: one
+        MPI_Iallreduce per iteration, overlapped with the MatMult).
 
 Each of REPEAT repetitions is timed between barriers (max over ranks);
 assembly and one untimed warm-up (a MatMult, or KSPSetUp) are set-up. Rank 0
 prints one JSON object on stdout: times, iterations, checksum and l2 of the
 final vector, PETSc's version and the matrix type.
 
-  mpirun -n R python3 bench/peers_petsc.py spmv|cg --grid N [--iters T]
+  mpirun -n R python3 bench/peers_petsc.py spmv|cg|pipecg --grid N [--iters T]
          [--repeat R] [--tol X]
 """
 
@@ -36,7 +38,7 @@ from petsc4py import PETSc  # noqa: E402
 
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="peers_petsc.py")
-    p.add_argument("work", choices=["spmv", "cg"])
+    p.add_argument("work", choices=["spmv", "cg", "pipecg"])
     p.add_argument("--grid", type=int, required=True)
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--repeat", type=int, default=3)
@@ -126,14 +128,14 @@ def run_spmv(args: argparse.Namespace, comm: PETSc.Comm) -> dict:
             "l2": res.norm(PETSc.NormType.NORM_2), "mat_type": A.getType()}
 
 
-def run_cg(args: argparse.Namespace, comm: PETSc.Comm) -> dict:
+def run_cg(args: argparse.Namespace, comm: PETSc.Comm, ksp_type: str) -> dict:
     da, A = build(args.grid, 1.0)
     b = da.createGlobalVec()
     b.set(1.0)
     u = b.duplicate()
     ksp = PETSc.KSP().create(comm=comm)
     ksp.setOperators(A)
-    ksp.setType(PETSc.KSP.Type.CG)
+    ksp.setType(ksp_type)
     ksp.getPC().setType(PETSc.PC.Type.NONE)
     ksp.setNormType(PETSc.KSP.NormType.UNPRECONDITIONED)
     ksp.setTolerances(rtol=args.tol, atol=0.0, max_it=args.max_iters)
@@ -152,7 +154,11 @@ def run_cg(args: argparse.Namespace, comm: PETSc.Comm) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     comm = PETSc.COMM_WORLD
-    out = run_spmv(args, comm) if args.work == "spmv" else run_cg(args, comm)
+    if args.work == "spmv":
+        out = run_spmv(args, comm)
+    else:
+        out = run_cg(args, comm, PETSc.KSP.Type.CG if args.work == "cg" else PETSc.KSP.Type.PIPECG)
+    out["ksp_type"] = None if args.work == "spmv" else args.work
     out.update({"work": args.work, "grid": args.grid, "ranks": comm.getSize(),
                 "petsc_version": ".".join(map(str, PETSc.Sys.getVersion())),
                 "petsc4py_version": petsc4py.__version__})

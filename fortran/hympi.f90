@@ -39,6 +39,7 @@ module hympi
 
   public :: HYMPI_SUCCESS, HYMPI_ERR_USAGE, HYMPI_ERR_MPI, HYMPI_ERR_KERNEL, HYMPI_ERR_OUTPUT, &
             HYMPI_ERR_STATE, HYMPI_ERR_INTERNAL, HYMPI_ON_ERROR_ABORT, HYMPI_ON_ERROR_RETURN, &
+            HYMPI_RANK_ORDER_SEQUENTIAL, HYMPI_RANK_ORDER_ROUND_ROBIN, &
             hympi_box, hympi_domain, hympi_field
   public :: HYMPI_STENCIL_STAR, HYMPI_STENCIL_BOX
   ! The array form (hympi_arrays.f90).
@@ -102,7 +103,7 @@ module hympi
             hympi_field_pointer, hympi_field_free, hympi_sweep, hympi_sweep_sum, hympi_for_each, &
             hympi_pair_callback, hympi_sweep_block, &
             hympi_start_clock, hympi_stop_clock, hympi_checksum, hympi_report_json, &
-            hympi_last_error, hympi_scheme_names
+            hympi_last_error, hympi_scheme_names, hympi_domain_boundaries
 
 
 contains
@@ -113,14 +114,19 @@ contains
   ! (default 1); reserved: m (default: the scheme's); on_error:
   ! HYMPI_ON_ERROR_ABORT (default) or HYMPI_ON_ERROR_RETURN; depth: sweeps
   ! per exchange in hympi_sweep_block (default 1; fields then carry
-  ! halo * depth layers); stencil: HYMPI_STENCIL_STAR (default) or
-  ! HYMPI_STENCIL_BOX (the halo's edges and corners are exchanged too). A
-  ! domain handle that is still live (created, not
+  ! halo * depth layers); ranks_per_node: virtual nodes of that many ranks
+  ! (default 0: the real nodes); proc_grid: the process grid (product = the
+  ! ranks; default: chosen node-aware); rank_order: with ranks_per_node,
+  ! HYMPI_RANK_ORDER_SEQUENTIAL (default) or HYMPI_RANK_ORDER_ROUND_ROBIN;
+  ! stencil: HYMPI_STENCIL_STAR (default) or HYMPI_STENCIL_BOX (the halo's
+  ! edges and corners are exchanged too).
+  ! A domain handle that is still live (created, not
   ! freed) on any rank is refused on every rank with HYMPI_ERR_USAGE and
   ! left as it was. This is the `use mpi_f08` form; hympi_domain_create_int
   ! (the same generic name) takes `use mpi`'s integer communicator.
   subroutine hympi_domain_create_f08(domain, comm, grid, scheme, threads, status, periodic, &
-                                     halo, reserved, on_error, ranks_per_node, depth, stencil)
+                                     halo, reserved, on_error, ranks_per_node, depth, &
+                                     proc_grid, rank_order, stencil)
     type(hympi_domain), intent(inout) :: domain
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -129,15 +135,18 @@ contains
     integer, intent(out) :: status
     logical, intent(in), optional :: periodic(3)
     integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
+    integer, intent(in), optional :: proc_grid(3), rank_order
     integer, intent(in), optional :: stencil
     ! mpi_f08's handle holds the Fortran integer handle.
     call hympi_domain_create_int(domain, comm%MPI_VAL, grid, scheme, threads, status, periodic, &
-                                 halo, reserved, on_error, ranks_per_node, depth, stencil)
+                                 halo, reserved, on_error, ranks_per_node, depth, &
+                                 proc_grid, rank_order, stencil)
   end subroutine hympi_domain_create_f08
 
   ! The same with `use mpi`'s (or mpif.h's) integer communicator.
   subroutine hympi_domain_create_int(domain, comm, grid, scheme, threads, status, periodic, &
-                                     halo, reserved, on_error, ranks_per_node, depth, stencil)
+                                     halo, reserved, on_error, ranks_per_node, depth, &
+                                     proc_grid, rank_order, stencil)
     type(hympi_domain), intent(inout) :: domain
     integer, intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -146,6 +155,7 @@ contains
     integer, intent(out) :: status
     logical, intent(in), optional :: periodic(3)
     integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
+    integer, intent(in), optional :: proc_grid(3), rank_order
     integer, intent(in), optional :: stencil
     type(c_config) :: config
     type(c_ptr) :: created
@@ -161,6 +171,8 @@ contains
     if (present(on_error)) config%on_error = int(on_error, c_int)
     if (present(ranks_per_node)) config%ranks_per_node = int(ranks_per_node, c_int)
     if (present(depth)) config%depth = int(depth, c_int)
+    if (present(proc_grid)) config%proc_grid = int(proc_grid, c_int)
+    if (present(rank_order)) config%rank_order = int(rank_order, c_int)
     if (present(stencil)) config%stencil = int(stencil, c_int)
     if (len_trim(scheme) > 0) then
       cname = trim(scheme) // c_null_char
@@ -196,6 +208,22 @@ contains
     offset = co
     if (present(status)) status = rc
   end subroutine hympi_domain_local
+
+  ! Which of this rank's faces are physical boundaries, ordered -i, +i, -j,
+  ! +j, -k, +k (boundary(1) is the face below i = 1, boundary(2) the one
+  ! above i = n(1), ...): the faces on the global grid's edge along a
+  ! non-periodic axis. hympi never writes the halo beyond them (boundary
+  ! values: docs/user-kernels.md). All .false. when status is an error.
+  subroutine hympi_domain_boundaries(domain, boundary, status)
+    type(hympi_domain), intent(in) :: domain
+    logical, intent(out) :: boundary(6)
+    integer, intent(out), optional :: status
+    integer(c_int) :: flags(6), rc
+    flags = 0
+    rc = c_boundaries(domain%handle, flags)
+    boundary = flags /= 0
+    if (present(status)) status = rc
+  end subroutine hympi_domain_boundaries
 
   ! The halo width (0 when the handle is not a live domain).
   integer function hympi_domain_halo(domain)

@@ -12,6 +12,7 @@ module hympi_c
        HYMPI_ERR_MPI = 2, HYMPI_ERR_KERNEL = 3, HYMPI_ERR_OUTPUT = 4, HYMPI_ERR_STATE = 5, &
        HYMPI_ERR_INTERNAL = 6
   integer(c_int), parameter :: HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1
+  integer(c_int), parameter :: HYMPI_RANK_ORDER_SEQUENTIAL = 0, HYMPI_RANK_ORDER_ROUND_ROBIN = 1
   ! The stencil's shape (hympi_domain_create's `stencil`): box reads the
   ! halo's edges and corners too, which the exchange then brings.
   integer(c_int), parameter :: HYMPI_STENCIL_STAR = 0, HYMPI_STENCIL_BOX = 1
@@ -31,6 +32,7 @@ module hympi_c
     integer(c_int) :: grid(3), periodic(3), halo
     type(c_ptr) :: scheme
     integer(c_int) :: threads, reserved, ranks_per_node, on_error, depth
+    integer(c_int) :: proc_grid(3), rank_order
     integer(c_int) :: stencil
   end type c_config
 
@@ -157,6 +159,11 @@ module hympi_c
     type(c_ptr) function c_scheme_names() bind(C, name="hympi_scheme_names")
       import :: c_ptr
     end function c_scheme_names
+    integer(c_int) function c_boundaries(domain, boundary) bind(C, name="hympi_domain_boundaries")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: domain
+      integer(c_int), intent(out) :: boundary(6)
+    end function c_boundaries
     ! The Fortran module's own entries (src/c_api.cpp), not part of the C
     ! API: a domain whose messages give boxes in Fortran's indices, refused
     ! on every rank when a live handle is passed in on any; an error message

@@ -11,6 +11,7 @@
 #include "hympi/domain.hpp"
 #include "hympi/error.hpp"
 #include "hympi/scheme.hpp"
+#include "c_api_support.hpp"
 
 struct hympi_domain_s {
   std::unique_ptr<hympi::Domain> domain;
@@ -139,6 +140,14 @@ void create_domain(MPI_Comm comm, const hympi_domain_config* config, hympi::BoxI
   // Any other value reaches validate_domain, which refuses it by name.
   c.stencil = static_cast<hympi::Stencil>(config->stencil);
   c.box_indexing = indexing;
+  for (int d = 0; d < 3; ++d) c.proc_grid[d] = config->proc_grid[d];  // validate_domain checks it
+  if (config->rank_order != HYMPI_RANK_ORDER_SEQUENTIAL &&
+      config->rank_order != HYMPI_RANK_ORDER_ROUND_ROBIN)
+    throw hympi::UsageError(
+        "rank_order must be HYMPI_RANK_ORDER_SEQUENTIAL or HYMPI_RANK_ORDER_ROUND_ROBIN (got " +
+        std::to_string(config->rank_order) + ")");
+  c.rank_order = config->rank_order == HYMPI_RANK_ORDER_ROUND_ROBIN ? hympi::RankOrder::RoundRobin
+                                                                    : hympi::RankOrder::Sequential;
   if (config->on_error != HYMPI_ON_ERROR_ABORT && config->on_error != HYMPI_ON_ERROR_RETURN)
     throw hympi::UsageError("on_error must be HYMPI_ON_ERROR_ABORT or HYMPI_ON_ERROR_RETURN");
   c.on_error = config->on_error == HYMPI_ON_ERROR_RETURN ? hympi::KernelErrorPolicy::Throw
@@ -171,6 +180,8 @@ void hympi_domain_config_init(hympi_domain_config* c) {
   c->ranks_per_node = 0;
   c->on_error = HYMPI_ON_ERROR_ABORT;
   c->depth = 1;
+  for (int d = 0; d < 3; ++d) c->proc_grid[d] = 0;
+  c->rank_order = HYMPI_RANK_ORDER_SEQUENTIAL;
   c->stencil = HYMPI_STENCIL_STAR;
 }
 
@@ -352,6 +363,15 @@ int hympi_report_json(hympi_domain domain, const char* path, const char* name) {
   });
 }
 
+int hympi_domain_boundaries(hympi_domain domain, int boundary[6]) {
+  return guarded("hympi_domain_boundaries", [&] {
+    check_domain(domain);
+    if (!boundary) throw hympi::UsageError("boundary must not be NULL");
+    const std::array<bool, 6> physical = domain->domain->physical_boundaries();
+    for (int f = 0; f < 6; ++f) boundary[f] = physical[f] ? 1 : 0;
+  });
+}
+
 // The Fortran module's own entries (fortran/hympi_c.f90), not part of the
 // C API and not in hympi.h.
 
@@ -398,3 +418,21 @@ int hympi_fortran_field_data(const char* call, hympi_domain domain, hympi_field 
 }
 
 }  // extern "C"
+
+// For the C API's other files (c_api_support.hpp).
+namespace hympi {
+namespace detail {
+
+int c_api_guarded(const char* call, const std::function<void()>& body) { return guarded(call, body); }
+
+Domain& c_api_domain(hympi_domain domain) {
+  check_domain(domain);
+  return *domain->domain;
+}
+
+Field* c_api_field(hympi_domain domain, hympi_field field) {
+  return field && field->owner == domain ? &field->field : nullptr;
+}
+
+}  // namespace detail
+}  // namespace hympi

@@ -11,6 +11,7 @@
 
 #include "hympi/error.hpp"
 #include "domain_impl.hpp"
+#include "wavefront_tiles.hpp"
 
 namespace hympi {
 
@@ -73,6 +74,7 @@ Domain::~Domain() = default;
 MPI_Comm Domain::comm() const { return impl_->comm(); }
 const DomainConfig& Domain::config() const { return impl_->cfg; }
 const LocalDomain& Domain::local() const { return impl_->local; }
+std::array<bool, 6> Domain::physical_boundaries() const { return impl_->local.physical_boundaries(); }
 const GridChoice& Domain::grid() const { return impl_->grid; }
 const NodeMap& Domain::nodes() const { return impl_->nodes; }
 Scheme& Domain::scheme() { return *impl_->scheme; }
@@ -121,6 +123,22 @@ void Domain::sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& u
   if (!failed.empty()) throw KernelError(failed);
 }
 
+int Domain::tune_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update) {
+  Impl& d = *impl_;
+  // Each candidate's trial blocks, and one more in case a block failed
+  // (its time is not recorded); every rank runs as many blocks as the one
+  // with the most left to try, since a block is collective.
+  const int most = 2 * detail::WavefrontTileTuner::kTrialsPerCandidate + 1;
+  int blocks = 0;
+  for (; blocks < most; ++blocks) {
+    int pending = d.tile_choice_pending(sweeps) ? 1 : 0;
+    HYMPI_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_INT, MPI_MAX, d.comm()));
+    if (!pending) break;
+    sweep_block(in, out, sweeps, update);
+  }
+  return blocks;
+}
+
 void Domain::for_each(const BoxFn& update) {
   const std::string failed = impl_->for_each(update);
   if (!failed.empty()) throw KernelError(failed);
@@ -150,6 +168,35 @@ double Domain::allreduce_sum(double local) {
   double sum = 0;
   HYMPI_CHECK_MPI(MPI_Allreduce(&local, &sum, 1, MPI_DOUBLE, MPI_SUM, impl_->comm()));
   return sum;
+}
+
+void Domain::begin_sum(const std::vector<double>& local) {
+  Impl& d = *impl_;
+  if (d.pending.active())
+    throw UsageError("begin_sum: a sum is in flight already (end_sum it first)");
+  const int count = static_cast<int>(local.size());
+  if (count < 1 || count > kMaxPendingSum)
+    throw UsageError("begin_sum: " + std::to_string(count) + " values, 1 to " +
+                     std::to_string(kMaxPendingSum) + " allowed");
+  PhaseTimer c(d.timers[0], Phase::Comm);
+  std::copy(local.begin(), local.end(), d.pending.local);
+  HYMPI_CHECK_MPI(MPI_Iallreduce(d.pending.local, d.pending.global, count, MPI_DOUBLE, MPI_SUM,
+                                 d.comm(), &d.pending.request));
+  d.pending.count = count;
+  d.plan->set_background(&d.pending.request);
+}
+
+std::vector<double> Domain::end_sum() {
+  Impl& d = *impl_;
+  if (!d.pending.active()) throw UsageError("end_sum: no sum in flight (begin_sum starts one)");
+  {
+    PhaseTimer c(d.timers[0], Phase::Comm);
+    HYMPI_CHECK_MPI(MPI_Wait(&d.pending.request, MPI_STATUS_IGNORE));
+  }
+  d.plan->set_background(nullptr);
+  const std::vector<double> sums(d.pending.global, d.pending.global + d.pending.count);
+  d.pending.count = 0;
+  return sums;
 }
 
 void Domain::start_clock() {

@@ -19,6 +19,7 @@
 #include "hympi/error.hpp"
 #include "domain_support.hpp"
 #include "schemes/scheme_util.hpp"
+#include "wavefront_tiles.hpp"
 
 namespace hympi {
 namespace detail {
@@ -97,6 +98,24 @@ inline const char* row_layout_name(RowLayout rows) {
 
 }  // namespace detail
 
+// The one non-blocking sum a Domain may have in flight (begin_sum); its
+// destructor waits for it, so that a Domain left by an exception (a
+// kernel's error under KernelErrorPolicy::Throw) frees no buffer MPI still
+// writes. Every rank started it, so the wait completes.
+struct PendingSum {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int count = 0;
+  double local[Domain::kMaxPendingSum] = {};
+  double global[Domain::kMaxPendingSum] = {};
+  bool active() const { return count > 0; }
+  PendingSum() = default;
+  PendingSum(const PendingSum&) = delete;
+  PendingSum& operator=(const PendingSum&) = delete;
+  ~PendingSum() {
+    if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
+  }
+};
+
 struct Domain::Impl {
   Impl(MPI_Comm parent, const DomainConfig& c) : owned(parent), cfg(c) {}
 
@@ -111,6 +130,7 @@ struct Domain::Impl {
   SweepRegions regions;
   Timers timers;
   std::vector<detail::Partial> partials;
+  PendingSum pending;                   // begin_sum .. end_sum (after plan: destroyed first)
   double t0 = 0, elapsed = 0;
   long long sweeps = 0;
   long long exchanges = 0;              // halo exchanges since start_clock
@@ -284,6 +304,12 @@ struct Domain::Impl {
   // Xeon VM; the first blocks of each shape time both and keep the faster.
   void wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update,
                  detail::FailureSlot& slot);
+  // The shape (and the two tile heights) of a wavefront of `sweeps` sweeps
+  // (domain_wavefront.cpp).
+  detail::WavefrontShape wavefront_shape(int sweeps) const;
+  // Whether a block of `count` sweeps would still try a tile height on
+  // this rank (not forced, not yet chosen for its shape).
+  bool tile_choice_pending(int count) const;
 
 
   double partial_sum() const {

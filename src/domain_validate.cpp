@@ -114,8 +114,22 @@ std::vector<std::string> validate_domain(const DomainConfig& c, int ranks,
                        "' shares memory between the ranks of a node, but every node holds one "
                        "rank (run at least 2 ranks per node)");
   }
-  const long long fixed = 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2];
-  if (c.proc_grid[0] > 0 && fixed != ranks)
+  // All zero: chosen. A partly zero or negative grid (C and Fortran pass
+  // any three integers) would otherwise be ignored or mis-sized.
+  const bool chosen = c.proc_grid[0] == 0 && c.proc_grid[1] == 0 && c.proc_grid[2] == 0;
+  const bool positive = c.proc_grid[0] >= 1 && c.proc_grid[1] >= 1 && c.proc_grid[2] >= 1;
+  // Dimensions up to 2^20 multiply without overflow; a larger one is more
+  // processes than any rank count.
+  const int largest = 1 << 20;
+  const bool small = c.proc_grid[0] <= largest && c.proc_grid[1] <= largest && c.proc_grid[2] <= largest;
+  const long long fixed = small ? 1LL * c.proc_grid[0] * c.proc_grid[1] * c.proc_grid[2] : 0;
+  if (!chosen && !positive)
+    errors.push_back("`proc_grid` " + dims_text(c.proc_grid) +
+                     " must have every dimension >= 1 (or all 0: chosen node-aware)");
+  else if (positive && !small)
+    errors.push_back("`proc_grid` " + dims_text(c.proc_grid) + " has more processes than the " +
+                     std::to_string(ranks) + " ranks");
+  else if (positive && fixed != ranks)
     errors.push_back("`proc_grid` " + dims_text(c.proc_grid) + " has " + std::to_string(fixed) +
                      " processes, but there are " + std::to_string(ranks) + " ranks");
   else if (grid_ok && rpn_ok && c.halo >= 1 && c.halo <= 64 && c.halo_depth >= 1 && c.halo_depth <= 64)

@@ -50,6 +50,32 @@ int forced_tile_rows(MPI_Comm comm, int rank) {
 
 }  // namespace detail
 
+detail::WavefrontShape Domain::Impl::wavefront_shape(int sweeps) const {
+  const int r = cfg.halo, lag = r + 1, n = cfg.threads;
+  const Box first = grown_box(local, (sweeps - 1) * r);
+  const double row_bytes = 8.0 * (first.extent(0) + 2 * r);
+  const double live_planes = 2.0 * (lag * sweeps + 2 * r + 1);
+  const int span = first.extent(1) + (sweeps - 1) * r;  // rows of the tiles, shifted
+  detail::WavefrontShape shape;
+  shape.sweeps = sweeps;
+  shape.extent = {first.extent(0), first.extent(1), first.extent(2)};
+  shape.radius = r;
+  shape.threads = n;
+  shape.candidates[0] =
+      detail::tile_rows_for_budget(kL3ShareBytes, n, live_planes, row_bytes, sweeps, r, span);
+  shape.candidates[1] = detail::tile_rows_for_budget(detail::l2_cache_bytes(), n, live_planes,
+                                                     row_bytes, sweeps, r, span);
+  return shape;
+}
+
+bool Domain::Impl::tile_choice_pending(int count) const {
+  // sweep_block's wavefront: every sweep of the block where the scheme does
+  // not overlap, all but the first where it does.
+  const int sweeps = scheme->info().overlap ? count - 1 : count;
+  if (forced_tile_rows > 0 || sweeps < 1) return false;
+  return detail::wavefront_tile_tuner().chosen(wavefront_shape(sweeps)) == 0;
+}
+
 void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update,
                              detail::FailureSlot& slot) {
   const int r = cfg.halo, lag = r + 1, n = cfg.threads;
@@ -61,19 +87,9 @@ void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& up
     w_lo = t == 0 ? lo : std::min(w_lo, lo);
     w_hi = t == 0 ? hi : std::max(w_hi, hi);
   }
-  const double row_bytes = 8.0 * (region[0].extent(0) + 2 * r);
-  const double live_planes = 2.0 * (lag * sweeps + 2 * r + 1);
   const int y0 = region[0].lo[1];
   const int y_end = region[0].hi[1] + (sweeps - 1) * r;  // last row of the last sweep, shifted
-  detail::WavefrontShape shape;
-  shape.sweeps = sweeps;
-  shape.extent = {region[0].extent(0), region[0].extent(1), region[0].extent(2)};
-  shape.radius = r;
-  shape.threads = n;
-  shape.candidates[0] = detail::tile_rows_for_budget(kL3ShareBytes, n, live_planes, row_bytes,
-                                                     sweeps, r, y_end - y0);
-  shape.candidates[1] = detail::tile_rows_for_budget(detail::l2_cache_bytes(), n, live_planes,
-                                                     row_bytes, sweeps, r, y_end - y0);
+  const detail::WavefrontShape shape = wavefront_shape(sweeps);
   detail::WavefrontTileTuner::Pick pick{forced_tile_rows, -1};
   if (forced_tile_rows <= 0) pick = detail::wavefront_tile_tuner().pick(shape);
   const int tile = pick.rows;

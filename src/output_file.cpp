@@ -165,4 +165,14 @@ std::string write_text_file(const std::string& path, const std::string& text) {
   return "";
 }
 
+std::string create_temporary_file(const std::string& target) {
+  std::string name;
+  const int fd = create_temporary(target, name);
+  if (fd < 0) return "";
+  ::close(fd);
+  return name;
+}
+
+unsigned new_file_mode() { return 0666 & ~current_umask(); }
+
 }  // namespace hympi

@@ -50,6 +50,8 @@ struct Repetitions {
   std::vector<Timers> timers;       // [rep]
   std::vector<std::vector<detail::TraceLog>> logs;  // [rep][thread], with cfg.trace only
   KernelOutcome last;
+  int tuning_blocks = 0;            // this rank's, over every repetition
+  double tuning_s = 0;
 };
 
 // Per-thread trace logs of repetition rep, attached to its timers. Later
@@ -83,6 +85,8 @@ Repetitions run_repetitions(const Kernel& kernel, const KernelRun& run) {
     reps.loop_starts.push_back(domain.loop_start());
     reps.timers.push_back(timers);
     if (cfg.trace) reps.logs.push_back(std::move(logs));
+    reps.tuning_blocks += out.tuning_blocks;
+    reps.tuning_s += out.tuning_s;
     reps.last = std::move(out);
   }
   for (auto& t : domain.timers()) t.trace = nullptr;
@@ -140,6 +144,11 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   res.mlups = res.time_s.median > 0 ? points * res.iterations / res.time_s.median / 1e6 : 0;
   fill_exchange_counts(res, run.domain.plan(), comm);
   res.exchanges = run.domain.exchanges();
+  double tuning[2] = {static_cast<double>(reps.tuning_blocks), reps.tuning_s};
+  HYMPI_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, tuning, 2, MPI_DOUBLE, MPI_MAX, comm));
+  res.tuning_blocks = static_cast<int>(tuning[0]);
+  res.tuning_s = tuning[1];
+  res.tuned = res.tuning_blocks > 0 ? "wavefront tile rows" : "";
 }
 
 // The domain of a solve: the config's grid, boundaries and scheme, halo 1.

@@ -18,7 +18,7 @@ check not-a-number 2 "dimension '1.5' is not an integer: accepted 1 .. 107374182
 check missing-dimension 2 "three dimensions" 2 "${S[@]}" --grid 10x10
 check missing-grid 2 "missing --grid" 2 solve --kernel jacobi
 check too-few-points 2 "each needs >= 1 point" 2 "${S[@]}" --grid 1x1x1
-check unknown-kernel 2 "valid: jacobi, rbgs, spmv, cg" 2 solve --kernel heat --grid 8^3
+check unknown-kernel 2 "valid: jacobi, rbgs, spmv, cg, pipecg" 2 solve --kernel heat --grid 8^3
 check unknown-scheme 2 "valid: masteronly, masteronly-threaded, funneled, multiple, multiple-own, adaptive, shared-window, partitioned" 2 "${S[@]}" --grid 8^3 --scheme hybrid
 check negative-iters 2 "--iters -1 is out of range: accepted 0 .. 1073741824 iterations" 2 solve --kernel jacobi --grid 8^3 --iters -1
 check zero-threads 2 "--threads 0 is out of range: accepted 1 .. 1024 threads" 2 "${S[@]}" --grid 8^3 --threads 0
@@ -50,7 +50,7 @@ check all-at-once 2 "--iters -3 is out of range" 2 solve --kernel jacobi --grid 
 grep -qF -- "--threads 0 is out of range" <<< "$out" && grep -qF "unknown scheme" <<< "$out" ||
   fail "all-at-once: not every problem reported"
 check bad-format 2 "--format 'dense'" 2 solve --kernel spmv --grid 8^3 --format dense
-check sell-on-jacobi 2 '--format does not apply to jacobi (only to spmv, cg)' 2 solve --kernel jacobi --grid 8^3 --format sell
+check sell-on-jacobi 2 '--format does not apply to jacobi (only to spmv, cg, pipecg)' 2 solve --kernel jacobi --grid 8^3 --format sell
 check value-missing 2 "--iters needs a value" 2 solve --kernel jacobi --grid 8^3 --iters
 # Streaming stores: the kernels and formats that have them; the same result
 # as cached stores to the last bit; auto streams nothing on a small grid.
@@ -103,8 +103,8 @@ assert names == ["masteronly", "masteronly-threaded", "funneled", "multiple", "m
 for s in d["schemes"]:
     assert s["mpi_thread_level"].startswith("MPI_THREAD_") and isinstance(s["overlap"], bool)
     assert isinstance(s["takes_reserved"], bool) and s["class"]
-assert [k["name"] for k in d["kernels"]] == ["jacobi", "rbgs", "spmv", "cg"]
-assert [k["name"] for k in d["kernels"] if k["converges"]] == ["cg"]
+assert [k["name"] for k in d["kernels"]] == ["jacobi", "rbgs", "spmv", "cg", "pipecg"]
+assert [k["name"] for k in d["kernels"] if k["converges"]] == ["cg", "pipecg"]
 assert [k["name"] for k in d["kernels"] if k["temporal_blocking"]] == ["jacobi", "spmv"]
 assert {k["periodic"] for k in d["kernels"]} <= {"allowed", "even-sizes", "forbidden"}
 b = {x["name"]: x for x in d["benchmarks"]}

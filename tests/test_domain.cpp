@@ -191,6 +191,50 @@ void run_case(Tally& tally, const SchemeEntry& scheme, int threads, int halo,
   tally.check(d.plan().field_count() == 2, std::string(label) + ": two fields per message");
 }
 
+// begin_sum / end_sum (pipelined cg's overlapped reduction) under a scheme:
+// the sums of a sweep's worth of overlap are those of allreduce_sum, the
+// sweep's values are unharmed, misuse is a UsageError, and a Domain left
+// with a sum in flight waits for it (no hang, no leak).
+void overlapped_sum(Tally& tally, const SchemeEntry& scheme, int threads) {
+  DomainConfig c;
+  c.grid = {12, 10, 9};
+  c.scheme = &scheme;
+  c.threads = threads;
+  const std::string name = scheme.info.name + ": ";
+  {
+    Domain d(MPI_COMM_WORLD, c);
+    Field u = d.make_field();
+    d.begin_sum({g_rank + 1.0, 2.0, -0.5});
+    const double swept = d.sweep_sum({&u}, [&](const Box& b, int) { return 1.0 * b.points(); });
+    const std::vector<double> sums = d.end_sum();
+    const double n = g_size;
+    tally.check(sums.size() == 3 && sums[0] == n * (n + 1) / 2 && sums[1] == 2 * n && sums[2] == -0.5 * n,
+                name + "end_sum gives the sums over ranks");
+    tally.check(swept == 12.0 * 10 * 9, name + "a sweep with a sum in flight covers every point once");
+    bool refused[3] = {false, false, false};
+    try {
+      d.end_sum();
+    } catch (const UsageError&) {
+      refused[0] = true;
+    }
+    try {
+      d.begin_sum({});
+    } catch (const UsageError&) {
+      refused[1] = true;
+    }
+    d.begin_sum({1.0});
+    try {
+      d.begin_sum({1.0});
+    } catch (const UsageError&) {
+      refused[2] = true;
+    }
+    tally.check(refused[0] && refused[1] && refused[2],
+                name + "end_sum without begin_sum, no values, two in flight: refused");
+    // Left in flight: the destructor waits for it on every rank.
+  }
+  tally.check(true, name + "a Domain destroyed with a sum in flight returns");
+}
+
 void bad_input(Tally& tally, const SchemeEntry& scheme, int threads) {
   // A halo thicker than the thinnest box.
   DomainConfig thick;
@@ -468,6 +512,10 @@ int main(int argc, char** argv) {
         }
       }
     bad_input(tally, pure_mpi_scheme(), threads);
+    for (const auto& scheme : scheme_registry())
+      if (provided >= scheme.info.thread_level && scheme.info.unavailable.empty() &&
+          threads >= scheme.info.min_threads && !(scheme.info.needs_node_peers && g_size < 2))
+        overlapped_sum(tally, scheme, threads);
     if (threads > 1)
       for (const auto& scheme : scheme_registry())
         if (provided >= scheme.info.thread_level && scheme.info.unavailable.empty() &&

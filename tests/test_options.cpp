@@ -42,7 +42,7 @@ TEST(Options, EveryMisleadingMessageSaysWhatIsWrong) {
       {{"solve", "--kernel", "rbgs", "--grid", "8^3", "--max-iters", "3"}, "--max-iters does not apply to rbgs"},
       {{"solve", "--kernel", "cg", "--grid", "8^3", "--iters", "5"}, "--iters does not apply to cg"},
       {{"solve", "--kernel", "jacobi", "--grid", "8^3", "--format", "stencil"},
-       "--format does not apply to jacobi (only to spmv, cg)"},
+       "--format does not apply to jacobi (only to spmv, cg, pipecg)"},
       {{"solve", "--kernel", "spmv", "--grid", "8^3", "--rank-order", "round-robin"},
        "--rank-order applies only with --ranks-per-node"},
       {{"bench", "beff", "--threads", "2"}, "--threads does not apply to benchmark 'beff'"},

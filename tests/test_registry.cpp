@@ -46,7 +46,13 @@ TEST(Registry, KernelsDeclareTheirCosts) {
                        k.bytes_per_point_sell - kSellMatrixBytesPerPoint) << k.name;
     }
     EXPECT_EQ(k.periodic == PeriodicRule::Allowed, k.periodic_why.empty()) << k.name;
+    // A kernel left out of the default study says why.
+    EXPECT_EQ(k.default_study, k.default_study_why.empty()) << k.name;
   }
+  // The default study keeps its kernels; pipelined cg only when asked for.
+  ASSERT_NE(find_kernel("pipecg"), nullptr);
+  EXPECT_FALSE(find_kernel("pipecg")->default_study);
+  for (const char* name : {"jacobi", "rbgs", "spmv", "cg"}) EXPECT_TRUE(find_kernel(name)->default_study) << name;
   EXPECT_EQ(kCrsMatrixBytesPerPoint, 7 * 12 + 8);
 }
 

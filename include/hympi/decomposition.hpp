@@ -32,6 +32,16 @@ struct LocalDomain {
   std::array<int, 27> around = no_neighbours();
   Box box() const { return Box{{0, 0, 0}, size}; }
   bool has_neighbour(int dir) const { return neighbour[dir] != MPI_PROC_NULL; }
+  // The physical boundaries, in direction order (-x, +x, -y, +y, -z, +z): the
+  // faces on the global grid's edge along a non-periodic axis, which are
+  // exactly the faces without a neighbour (a periodic axis has none, even
+  // with one rank along it). hympi never writes the halo beyond them
+  // (docs/user-kernels.md, "Boundary values").
+  std::array<bool, kDirections> physical_boundaries() const {
+    std::array<bool, kDirections> physical{};
+    for (int dir = 0; dir < kDirections; ++dir) physical[dir] = !has_neighbour(dir);
+    return physical;
+  }
   static std::array<int, 27> no_neighbours() {
     std::array<int, 27> a{};
     a.fill(MPI_PROC_NULL);

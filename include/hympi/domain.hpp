@@ -128,6 +128,9 @@ class Domain {
   MPI_Comm comm() const;              // hympi's duplicate of the caller's
   const DomainConfig& config() const;
   const LocalDomain& local() const;   // offset, size, neighbours of this rank
+  // Which of this rank's faces are physical boundaries, ordered -i, +i, -j,
+  // +j, -k, +k (LocalDomain::physical_boundaries). No MPI.
+  std::array<bool, 6> physical_boundaries() const;
   const GridChoice& grid() const;     // process grid, node block
   const NodeMap& nodes() const;
   Scheme& scheme();
@@ -168,6 +171,15 @@ class Domain {
   // `sweeps` plain sweeps to the last bit. The pointers swap after every sweep: *in
   // holds the result. Collective over comm().
   void sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update);
+  // Temporal blocking, before start_clock: runs blocks of `sweeps` sweeps
+  // of `update` (as sweep_block) until every rank has chosen the height of
+  // its wavefront tiles for that block (the first blocks of a shape time
+  // two heights, src/wavefront_tiles.hpp), so that the timed loop's blocks
+  // all run with the choice from the first one. The choice is remembered
+  // for the process: a later call for the same shape runs no block. *in and
+  // *out are overwritten: initialise them after. Returns the blocks run.
+  // Collective over comm().
+  int tune_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update);
   // Every local point once, all threads, no exchange (vector updates);
   // booked as non-overlappable computation. The sum form reduces like
   // sweep_sum; local_sum stops at this rank's sum (no MPI).
@@ -176,6 +188,18 @@ class Domain {
   double for_each_local_sum(const BoxSumFn& update);
   // Collective sum over ranks, booked as the master's communication.
   double allreduce_sum(double local);
+  // A sum over ranks overlapped with the sweeps that follow (pipelined cg):
+  // begin_sum starts an MPI_Iallreduce of `local` (1 to kMaxPendingSum
+  // values); the sweeps until end_sum test it on the thread that
+  // communicates for the scheme (funneled, multiple, shared-window: until it
+  // completes, while the others compute; adaptive: between tiles; the
+  // others: between phases), and end_sum waits for it and returns the sums.
+  // One in flight at a time; a Domain destroyed with one in flight waits
+  // for it. Both collective over comm(), booked as the master's
+  // communication.
+  static constexpr int kMaxPendingSum = 8;
+  void begin_sum(const std::vector<double>& local);
+  std::vector<double> end_sum();
 
   // Timing of the user's loop: start_clock() (collective: a barrier, then
   // zeroes the per-thread times and the sweep count), stop_clock().

@@ -97,6 +97,22 @@ class ExchangePlan {
   // Non-blocking completion test of every outstanding request (adaptive).
   bool test_all();
 
+  // A non-blocking collective in flight beside the exchange (pipelined cg's
+  // MPI_Iallreduce, Domain::begin_sum), or nullptr. Open MPI and MPICH move
+  // a non-blocking collective only inside MPI calls (no progress thread by
+  // default), so the thread that communicates for a sweep tests it
+  // (progress_background) while the others compute. Master thread, no
+  // sweep running.
+  void set_background(MPI_Request* request) { background_ = request; }
+  // MPI_Test on the background request (Comm on `times`); true when there
+  // is none or it has completed. One thread at a time, and under
+  // MPI_THREAD_FUNNELED the master only.
+  bool progress_background(ThreadTimes* times = nullptr);
+  // progress_background until the request completes: what a thread held
+  // back for communication does once its exchange is done, while the
+  // others still compute (funneled, multiple, shared-window).
+  void complete_background(ThreadTimes* times = nullptr);
+
   // Whole-plan begin/end by one thread (masteronly, funneled, adaptive).
   // With `times`, packing and unpacking are booked as Pack/Unpack and the
   // MPI calls as Comm on that thread's account.
@@ -129,6 +145,7 @@ class ExchangePlan {
   long long zero_copy_bytes_ = 0;
   std::vector<FaceMessage> messages_;
   std::vector<MPI_Request> all_requests_;
+  MPI_Request* background_ = nullptr;
   long long bytes_[2] = {0, 0};
   long long count_[2] = {0, 0};
   void count_traffic();

@@ -71,13 +71,22 @@ typedef struct {
   int depth;            /* temporal blocking: sweeps per exchange in
                            hympi_sweep_block, 1..64 (default 1); fields then
                            carry halo * depth layers (hympi_domain_layout) */
+  int proc_grid[3];     /* process grid PX, PY, PZ, product = the ranks; all 0
+                           (default): chosen node-aware */
+  int rank_order;       /* virtual nodes (ranks_per_node > 0): consecutive
+                           ranks on a node (HYMPI_RANK_ORDER_SEQUENTIAL,
+                           default) or rank r on node r % nodes (_ROUND_ROBIN) */
   int stencil;          /* HYMPI_STENCIL_STAR (default) or HYMPI_STENCIL_BOX */
 } hympi_domain_config;
 
+/* hympi_domain_config.rank_order. */
+enum { HYMPI_RANK_ORDER_SEQUENTIAL = 0, HYMPI_RANK_ORDER_ROUND_ROBIN = 1 };
+
 /* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread,
- * depth 1, star stencil. New members are appended at the end of the struct
- * (depth and stencil were): fill it with this function, never a literal
- * initialiser, and build against the header of the library you link. */
+ * depth 1, process grid chosen, sequential rank order, star stencil. New
+ * members are added at the end of the struct (depth, proc_grid, rank_order,
+ * stencil were): fill it with this function, never a literal initialiser,
+ * and build against the header of the library you link. */
 void hympi_domain_config_init(hympi_domain_config* config);
 
 /* Message of the last error on this thread ("" when none). */
@@ -146,6 +155,41 @@ int hympi_report_json(hympi_domain domain, const char* path, const char* name);
 
 /* Registered scheme names joined by ", " (static storage). */
 const char* hympi_scheme_names(void);
+
+/* Which of this rank's six faces are physical boundaries: boundary[f] = 1
+ * or 0 for f = 0..5, ordered -i, +i, -j, +j, -k, +k. A face is physical
+ * when it lies on the global grid's edge along a non-periodic axis (a
+ * periodic axis has none). hympi never writes the halo beyond a physical
+ * face: the boundary values the user puts there persist (docs/user-kernels.md,
+ * "Boundary values"). Not collective. */
+int hympi_domain_boundaries(hympi_domain domain, int boundary[6]);
+/* ---- Field I/O (docs/field-io.md; C++: hympi/field_io.hpp) ----
+ * The global array: NX*NY*NZ doubles, i fastest, no halo (point (i, j, k)
+ * at global[i + NX * (j + NY * k)]). The file PATH: the global array as raw
+ * little-endian float64, nothing else, with the sidecar PATH.json (grid,
+ * dtype, order, name, version, the writer's ranks and process grid) and
+ * PATH.xmf (XDMF: ParaView and VisIt open it); each is renamed into place
+ * once complete. A file written on any number of ranks reads back bit for
+ * bit on any other. Every function is collective over the domain's
+ * communicator, with the same root/path/name on every rank; the halo is
+ * neither read nor written. Errors are the same on every rank:
+ * HYMPI_ERR_USAGE (a field of another domain, a missing file, a file of
+ * another grid, a bad root or name), HYMPI_ERR_OUTPUT (a path that cannot
+ * be written). */
+
+/* The global grid NX, NY, NZ (to size a global array). Local. */
+int hympi_domain_grid(hympi_domain domain, int grid[3]);
+/* The field's own points of every rank into global on root (NX*NY*NZ
+ * doubles; ignored, may be NULL, on the other ranks). */
+int hympi_field_gather(hympi_domain domain, hympi_field field, int root, double* global);
+/* global on root (ignored elsewhere) into every rank's own points of field. */
+int hympi_field_scatter(hympi_domain domain, const double* global, int root, hympi_field field);
+/* The field as the file path (+ path.json, path.xmf); name: 1..64 letters,
+ * digits, '_', '-', '.'. */
+int hympi_field_write(hympi_domain domain, hympi_field field, const char* path, const char* name);
+/* The file path into field: path.json, when present, must give the
+ * domain's grid; without it the file must hold NX*NY*NZ*8 bytes. */
+int hympi_field_read(hympi_domain domain, hympi_field field, const char* path);
 
 #ifdef __cplusplus
 }

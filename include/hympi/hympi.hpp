@@ -7,6 +7,7 @@
 #include "hympi/error.hpp"
 #include "hympi/exchange.hpp"
 #include "hympi/field.hpp"
+#include "hympi/field_io.hpp"
 #include "hympi/kernel.hpp"
 #include "hympi/kernels.hpp"
 #include "hympi/scheme.hpp"

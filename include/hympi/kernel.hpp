@@ -31,6 +31,12 @@ struct KernelOutcome {
   Field field;                // the local result
   int iterations = 0;         // iterations done
   double residual = 0;        // converging kernels: final relative residual
+  // Set-up before start_clock that tuned the timed loop (temporal blocking:
+  // Domain::tune_block, the wavefront tile height): blocks run and this
+  // rank's seconds. 0 when nothing was tuned (not needed, or remembered
+  // from an earlier run of the same shape).
+  int tuning_blocks = 0;
+  double tuning_s = 0;
 };
 
 class Kernel {

@@ -24,7 +24,8 @@ namespace hympi {
   X(Jacobi, jacobi)          \
   X(Rbgs, rbgs)              \
   X(Spmv, spmv)              \
-  X(Cg, cg)
+  X(Cg, cg)                  \
+  X(Pipecg, pipecg)
 
 #define HYMPI_KERNEL_ENUMERATOR(kind, name) kind,
 enum class KernelKind { HYMPI_KERNEL_LIST(HYMPI_KERNEL_ENUMERATOR) };
@@ -82,6 +83,11 @@ struct KernelInfo {
   bool streaming_stores = false;
   PeriodicRule periodic = PeriodicRule::Allowed;
   std::string periodic_why;        // why the periodic rule (for its message)
+  // In the study's kernel set when --kernels is not given (hympi-lab
+  // study); false for a variant whose runs would only make the default
+  // study longer (pipecg), with the reason.
+  bool default_study = true;
+  std::string default_study_why;
 
   bool supports(MatrixFormat f) const {
     if (f == MatrixFormat::Crs) return bytes_per_point_crs > 0;

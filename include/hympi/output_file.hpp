@@ -28,4 +28,14 @@ std::string resolve_links(std::string path);
 // file system has space left. "" or the reason.
 std::string check_writable_path(const std::string& path);
 
+// A new, empty file beside `target` (a path without links: resolve_links)
+// under an unpredictable name, as write_text_file's temporary file
+// (O_CREAT|O_EXCL, mode 0600): its name, or "" with errno set. For writers
+// that fill the file otherwise (MPI-IO: field_io.hpp) and rename it over
+// the target when complete.
+std::string create_temporary_file(const std::string& target);
+
+// The mode write_text_file gives a new file: 0666 less the process's umask.
+unsigned new_file_mode();
+
 }  // namespace hympi

@@ -71,6 +71,12 @@ struct SolveResult {
   long long messages_intra = 0, messages_inter = 0;  // all ranks, per exchange
   long long bytes_zero_copy = 0;  // of bytes_intra, read through shared memory (no message)
   long long exchanges = 0;   // halo exchanges per repetition (iterations / halo_depth, rounded up)
+  // Tuning before the timed loops, over all repetitions (KernelOutcome):
+  // what was tuned ("" when nothing), blocks run (max over ranks) and the
+  // seconds it took (max over ranks). Never part of time_s.
+  std::string tuned;
+  int tuning_blocks = 0;
+  double tuning_s = 0;
   // Per thread and phase, of the median repetition, max over ranks:
   // phase order of timing.hpp, then idle as the last entry.
   std::vector<std::array<double, kPhaseCount + 1>> breakdown;

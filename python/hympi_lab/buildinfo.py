@@ -32,6 +32,13 @@ def kernel_names(info: Info) -> list[str]:
     return [k["name"] for k in kernels(info)]
 
 
+def default_kernel_names(info: Info) -> list[str]:
+    """The kernels a study runs when --kernels is not given: those whose
+    info entry does not say default_study false (pipecg: a variant of cg
+    that would only make the default study longer)."""
+    return [k["name"] for k in kernels(info) if k.get("default_study", True) is not False]
+
+
 def kernel(info: Info, name: str) -> dict[str, Any]:
     """The kernel's entry ({} when info does not list it)."""
     return next((k for k in kernels(info) if k["name"] == name), {})

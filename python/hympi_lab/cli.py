@@ -22,6 +22,7 @@ from typing import Callable, Optional, Sequence, TextIO
 from . import __version__
 from .cli_advise import add_advise
 from .cli_args import PROG, Parser, UsageError
+from .cli_field import add_slice
 from .cli_fit import add_fit
 from .cli_model import add_model
 from .cli_plot import add_plot
@@ -46,6 +47,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (add_model, add_fit, add_advise, add_plot, add_study, add_report, add_project, add_trace):
         add(sub)
+    add_slice(sub)  # cli_field: a plane of a field file
     return parser
 
 

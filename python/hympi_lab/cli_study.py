@@ -55,7 +55,8 @@ def add_study(sub: Subparsers) -> None:
                    "(info, beff, cyclic3d, pack, internode, ratio, overlap, solve, depth, and "
                    "any other benchmark 'hympi info' lists)")
     p.add_argument("--kernels", metavar="LIST", help="only these kernels (those 'hympi info' lists: "
-                   "jacobi, rbgs, spmv, cg, ...; default all, none with --app)")
+                   "jacobi, rbgs, spmv, cg, pipecg, ...; default all whose info entry has default_study "
+                   "true (not pipecg), none with --app)")
     p.add_argument("--app", metavar="CMD",
                    help="measure your own program (built on hympi's Domain API, calling "
                    "Domain::write_report or hympi_report_json) under every scheme: its command "

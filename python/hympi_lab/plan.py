@@ -76,8 +76,9 @@ def steps_of(opts: StudyOptions, info: Info) -> list[str]:
 
 
 def kernels_of(opts: StudyOptions, info: Info) -> list[str]:
-    """The kernels the study runs: those asked for, else every one info lists."""
-    return list(opts.kernels) if opts.kernels is not None else buildinfo.kernel_names(info)
+    """The kernels the study runs: those asked for, else info's default set
+    (every kernel but those whose entry says default_study false)."""
+    return list(opts.kernels) if opts.kernels is not None else buildinfo.default_kernel_names(info)
 
 
 def name_problems(opts: StudyOptions, info: Info) -> list[str]:

@@ -337,3 +337,22 @@ def projection(doc: dict, outputs: Sequence[str]) -> None:
     fig.suptitle("projection: efficiency against the best one-node run (dotted: the fastest "
                  "scheme changes)", fontsize="small")
     _save(fig, outputs)
+
+
+# --- a plane of a field file (hympi-lab slice) ----------------------------------
+
+def field_slice(values: np.ndarray, horizontal: str, vertical: str, title: str, label: str,
+                outputs: Sequence[str]) -> None:
+    """A 2-D plane of a field, values[vertical, horizontal], as an image: one
+    cell per grid point, centred on its global index, with a colour bar."""
+    rows, cols = values.shape
+    width = 7.0
+    height = min(max(width * rows / max(cols, 1), 2.5), 12.0)
+    fig, ax = plt.subplots(figsize=(width + 1.2, height))
+    image = ax.imshow(values, origin="lower", cmap="viridis", interpolation="nearest", aspect="equal",
+                      extent=(-0.5, cols - 0.5, -0.5, rows - 0.5))
+    fig.colorbar(image, ax=ax, label=label)
+    ax.set_xlabel(f"{horizontal} (global index)")
+    ax.set_ylabel(f"{vertical} (global index)")
+    ax.set_title(title)
+    _save(fig, outputs)

@@ -18,13 +18,15 @@ from hympi_lab.cli import main
 
 COMMANDS = [["model"], ["model", "hockney"], ["model", "ratio"], ["model", "cpu-seconds"],
             ["model", "eq14"], ["fit", "eq14"], ["fit", "hockney"], ["advise"],
-            ["plot", "fig5"], ["plot", "eq14"], ["report"], ["trace"], ["bogus"], []]
+            ["plot", "fig5"], ["plot", "eq14"], ["report"], ["trace"], ["bogus"], [],
+            ["slice"], ["slice", "/nonexistent/f.raw"]]
 
 OPTIONS = ["--n", "--m", "--f-comp-non", "--f-comm", "--kb-c", "--p", "--b-inf-mbps",
            "--t-lat-us", "--bytes", "--b-ratio", "--b-mpp", "--b-hybrid", "--s-ratio",
            "--t-comm", "--beta", "--comm-ratio", "--non-ratio", "--nk-loc", "--f-comm-err",
            "--f-comp-non-err", "--comm-ratio-err", "--non-ratio-err", "--m-max",
-           "--fix-non-ratio", "--json", "-o", "--output", "--bogus", "--", "-", "--n=3"]
+           "--fix-non-ratio", "--json", "-o", "--output", "--bogus", "--", "-", "--n=3",
+           "--axis", "--index"]
 
 VALUES = st.one_of(
     st.sampled_from(["", "0", "1", "2", "8", "-1", "0.5", "1e308", "1e999", "-0", "nan", "inf",

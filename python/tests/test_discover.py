@@ -74,6 +74,21 @@ def test_an_extra_kernel_and_benchmark_reach_the_plan():
         f"depth-{k}-h{h}" for k in ("jacobi", "spmv", "copy7") for h in (1, 3)}
 
 
+def test_a_kernel_out_of_the_default_study_runs_only_when_asked_for():
+    # pipecg's fact in C++ (KernelInfo::default_study): a kernel whose entry
+    # says false is not in the default kernel set, but --kernels reaches it.
+    info = extended()
+    info["kernels"][-1].update(default_study=False, default_study_why="a made-up reason")
+    assert buildinfo.default_kernel_names(info) == ["jacobi", "rbgs", "spmv", "cg"]
+    default = {pt.key for pt in plan.build_plan(StudyOptions(level="quick", ranks=2, threads=2),
+                                                setting(rpn=1), info, 0)}
+    assert not any(k.startswith("solve-copy7") for k in default)
+    assert "solve-cg-masteronly" in default
+    asked = {pt.key for pt in plan.build_plan(StudyOptions(level="quick", ranks=2, threads=2,
+                                                           kernels=["copy7"]), setting(rpn=1), info, 0)}
+    assert "solve-copy7-masteronly" in asked and "solve-cg-masteronly" not in asked
+
+
 @pytest.mark.parametrize("changes, layout, why", [
     ({"min_ranks": 4}, {}, "needs 4 ranks, the layout has 2"),
     ({"min_nodes": 2}, {}, "needs 2 nodes, the layout has 1"),

@@ -35,7 +35,11 @@ class Adaptive final : public Scheme {
           ThreadTimes& tm = timers[t];
           bool exchanged = t != 0;
           if (t == 0) plan.begin(fields, &tm);
+          // A reduction in flight (pipelined cg): thread 0 tests it between
+          // tiles as it tests the exchange.
+          bool reduced = t != 0;
           for (;;) {
+            if (!reduced) reduced = plan.progress_background(&tm);
             if (!exchanged) {
               bool done;
               {
@@ -53,6 +57,7 @@ class Adaptive final : public Scheme {
             compute(split_box_part(regions.interior, tiles, tile), t);
           }
           if (!exchanged) plan.end(fields, &tm);
+          if (!reduced) plan.progress_background(&tm);
         },
         [&](int t) { detail::compute_boundary_part(regions, compute, n, t, t, timers[t]); });
   }

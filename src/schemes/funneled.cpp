@@ -1,6 +1,8 @@
 // funneled (seed 001 class 3A, Kaiser & Baden's empty region): inside one
 // parallel region thread 0 does the whole exchange and has no interior work,
 // while threads 1..n-1 compute the interior; then all compute the boundary.
+// A non-blocking reduction in flight (ExchangePlan::set_background) is
+// thread 0's too: it tests it after the exchange until it completes.
 #include "scheme_util.hpp"
 
 namespace hympi {
@@ -24,6 +26,8 @@ class Funneled final : public Scheme {
     detail::reserved_sweep(regions, compute, timers, 1, [&](int) {
       plan.begin(fields, &timers[0]);
       plan.end(fields, &timers[0]);
+      // Then a reduction in flight (pipelined cg) while 1..n-1 compute.
+      plan.complete_background(&timers[0]);
     });
   }
 };

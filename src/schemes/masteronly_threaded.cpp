@@ -28,6 +28,9 @@ class MasteronlyThreaded final : public Scheme {
       detail::start_owned(plan, fields, timers[t], mine);
       detail::finish_owned(plan, fields, timers[t], mine);
     });
+    // A reduction in flight (pipelined cg): as masteronly, one test by the
+    // master, then the kernel's wait after the sweep.
+    plan.progress_background(&timers[0]);
     detail::compute_all_threads(regions, compute, timers);
   }
 };

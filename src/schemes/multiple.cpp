@@ -27,6 +27,8 @@ class Multiple final : public Scheme {
       auto mine = [&](std::size_t i, const FaceMessage&) { return static_cast<int>(i % m) == t; };
       detail::start_owned(plan, fields, timers[t], mine);
       detail::finish_owned(plan, fields, timers[t], mine);
+      // A reduction in flight (pipelined cg): reserved thread 0 tests it.
+      if (t == 0) plan.complete_background(&timers[0]);
     });
   }
 

@@ -57,11 +57,15 @@ class MultipleOwn final : public Scheme {
             return m.offset[2] < 0 ? t == 0 : t == slabs - 1;
           };
           detail::start_owned(plan, fields, timers[t], own);
+          // A reduction in flight (pipelined cg): thread 0 tests it around
+          // its interior; every thread computes, none is free to poll.
+          if (t == 0) plan.progress_background(&timers[0]);
           {
             PhaseTimer pt(timers[t], Phase::ComputeInterior);
             compute(intersect(regions.interior, slab_of(t)), t);
           }
           detail::finish_owned(plan, fields, timers[t], own);
+          if (t == 0) plan.progress_background(&timers[0]);
         },
         [&](int t) {
           if (t >= slabs) return;

@@ -82,14 +82,19 @@ class Partitioned final : public Scheme {
             HYMPI_CHECK_MPI(MPI_Pready(t, send_reqs_[i]));
             readied[t] = i + 1;
           }
+          // A reduction in flight (pipelined cg): thread 0 tests it before
+          // and after its interior share and while it polls its parts.
+          if (t == 0) plan.progress_background(&tm);
           {
             PhaseTimer pt(tm, Phase::ComputeInterior);
             compute(split_box_part(regions.interior, n, t), t);
           }
+          bool reduced = t != 0;
           // This thread's part of every incoming face, unpacked as it lands.
           std::vector<char> done(msgs.size(), 0);
           for (std::size_t left = msgs.size(); left > 0;)
             for (std::size_t i = 0; i < msgs.size(); ++i) {
+              if (!reduced) reduced = plan.progress_background(&tm);
               if (done[i]) continue;
               int arrived = 0;
               {

@@ -78,12 +78,19 @@ class SharedWindow final : public Scheme {
     // keeps its window: it is remade only to hold more fields than before.
     if (&plan != plan_ || plan.field_count() > field_count_) setup(plan);
     const int parity = static_cast<int>(sweeps_++ % 2);
+    // A reduction in flight (pipelined cg): thread 0 tests it after its
+    // exchange until it completes, while threads 1..n-1 compute (with one
+    // thread: one test, then the kernel's wait).
     auto communicate = [&](int) { exchange(plan, fields, parity, timers[0]); };
     if (timers.size() > 1) {
-      detail::reserved_sweep(regions, compute, timers, 1, communicate);
+      detail::reserved_sweep(regions, compute, timers, 1, [&](int t) {
+        communicate(t);
+        plan.complete_background(&timers[0]);
+      });
       return;
     }
     communicate(0);
+    plan.progress_background(&timers[0]);
     detail::compute_all_threads(regions, compute, timers);
   }
 
