@@ -41,6 +41,7 @@ module hympi
             HYMPI_ERR_STATE, HYMPI_ERR_INTERNAL, HYMPI_ON_ERROR_ABORT, HYMPI_ON_ERROR_RETURN, &
             HYMPI_RANK_ORDER_SEQUENTIAL, HYMPI_RANK_ORDER_ROUND_ROBIN, &
             hympi_box, hympi_domain, hympi_field
+  public :: HYMPI_STENCIL_STAR, HYMPI_STENCIL_BOX
   ! The array form (hympi_arrays.f90).
   public :: hympi_array_update, hympi_sweep_arrays, hympi_sweep_block_arrays
 
@@ -116,14 +117,16 @@ contains
   ! halo * depth layers); ranks_per_node: virtual nodes of that many ranks
   ! (default 0: the real nodes); proc_grid: the process grid (product = the
   ! ranks; default: chosen node-aware); rank_order: with ranks_per_node,
-  ! HYMPI_RANK_ORDER_SEQUENTIAL (default) or HYMPI_RANK_ORDER_ROUND_ROBIN.
+  ! HYMPI_RANK_ORDER_SEQUENTIAL (default) or HYMPI_RANK_ORDER_ROUND_ROBIN;
+  ! stencil: HYMPI_STENCIL_STAR (default) or HYMPI_STENCIL_BOX (the halo's
+  ! edges and corners are exchanged too).
   ! A domain handle that is still live (created, not
   ! freed) on any rank is refused on every rank with HYMPI_ERR_USAGE and
   ! left as it was. This is the `use mpi_f08` form; hympi_domain_create_int
   ! (the same generic name) takes `use mpi`'s integer communicator.
   subroutine hympi_domain_create_f08(domain, comm, grid, scheme, threads, status, periodic, &
                                      halo, reserved, on_error, ranks_per_node, depth, &
-                                     proc_grid, rank_order)
+                                     proc_grid, rank_order, stencil)
     type(hympi_domain), intent(inout) :: domain
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -133,16 +136,17 @@ contains
     logical, intent(in), optional :: periodic(3)
     integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
     integer, intent(in), optional :: proc_grid(3), rank_order
+    integer, intent(in), optional :: stencil
     ! mpi_f08's handle holds the Fortran integer handle.
     call hympi_domain_create_int(domain, comm%MPI_VAL, grid, scheme, threads, status, periodic, &
                                  halo, reserved, on_error, ranks_per_node, depth, &
-                                 proc_grid, rank_order)
+                                 proc_grid, rank_order, stencil)
   end subroutine hympi_domain_create_f08
 
   ! The same with `use mpi`'s (or mpif.h's) integer communicator.
   subroutine hympi_domain_create_int(domain, comm, grid, scheme, threads, status, periodic, &
                                      halo, reserved, on_error, ranks_per_node, depth, &
-                                     proc_grid, rank_order)
+                                     proc_grid, rank_order, stencil)
     type(hympi_domain), intent(inout) :: domain
     integer, intent(in) :: comm
     integer, intent(in) :: grid(3)
@@ -152,6 +156,7 @@ contains
     logical, intent(in), optional :: periodic(3)
     integer, intent(in), optional :: halo, reserved, on_error, ranks_per_node, depth
     integer, intent(in), optional :: proc_grid(3), rank_order
+    integer, intent(in), optional :: stencil
     type(c_config) :: config
     type(c_ptr) :: created
     integer(c_int) :: live
@@ -168,6 +173,7 @@ contains
     if (present(depth)) config%depth = int(depth, c_int)
     if (present(proc_grid)) config%proc_grid = int(proc_grid, c_int)
     if (present(rank_order)) config%rank_order = int(rank_order, c_int)
+    if (present(stencil)) config%stencil = int(stencil, c_int)
     if (len_trim(scheme) > 0) then
       cname = trim(scheme) // c_null_char
       config%scheme = c_loc(cname)
@@ -390,7 +396,7 @@ contains
 
   ! Temporal blocking: sweeps (1..depth) sweeps of u_out = F(u_in) with one
   ! halo exchange (hympi.h's hympi_sweep_block says how they run and what
-  ! the callback must be: a star stencil of reach <= halo, computing a
+  ! the callback must be: a star or box stencil of reach <= halo, computing a
   ! point the same way wherever it lies). The handles swap after every
   ! sweep: on return u_in holds the result, and after an odd number of
   ! sweeps a pointer fetched from u_in before the call points at u_out's

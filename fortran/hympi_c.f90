@@ -13,6 +13,9 @@ module hympi_c
        HYMPI_ERR_INTERNAL = 6
   integer(c_int), parameter :: HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1
   integer(c_int), parameter :: HYMPI_RANK_ORDER_SEQUENTIAL = 0, HYMPI_RANK_ORDER_ROUND_ROBIN = 1
+  ! The stencil's shape (hympi_domain_create's `stencil`): box reads the
+  ! halo's edges and corners too, which the exchange then brings.
+  integer(c_int), parameter :: HYMPI_STENCIL_STAR = 0, HYMPI_STENCIL_BOX = 1
 
   ! A box of local points in Fortran indices: lo(d)..hi(d) inclusive, 1-based.
   type :: hympi_box
@@ -30,6 +33,7 @@ module hympi_c
     type(c_ptr) :: scheme
     integer(c_int) :: threads, reserved, ranks_per_node, on_error, depth
     integer(c_int) :: proc_grid(3), rank_order
+    integer(c_int) :: stencil
   end type c_config
 
   ! Handles. A handle is live from its create call to its free call; the

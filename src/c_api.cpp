@@ -137,6 +137,8 @@ void create_domain(MPI_Comm comm, const hympi_domain_config* config, hympi::BoxI
   c.reserved = config->reserved;
   c.ranks_per_node = config->ranks_per_node;
   c.halo_depth = config->depth;
+  // Any other value reaches validate_domain, which refuses it by name.
+  c.stencil = static_cast<hympi::Stencil>(config->stencil);
   c.box_indexing = indexing;
   for (int d = 0; d < 3; ++d) c.proc_grid[d] = config->proc_grid[d];  // validate_domain checks it
   if (config->rank_order != HYMPI_RANK_ORDER_SEQUENTIAL &&
@@ -180,6 +182,7 @@ void hympi_domain_config_init(hympi_domain_config* c) {
   c->depth = 1;
   for (int d = 0; d < 3; ++d) c->proc_grid[d] = 0;
   c->rank_order = HYMPI_RANK_ORDER_SEQUENTIAL;
+  c->stencil = HYMPI_STENCIL_STAR;
 }
 
 const char* hympi_last_error(void) { return g_last_error.c_str(); }

@@ -48,12 +48,16 @@ Domain::Domain(MPI_Comm parent, const DomainConfig& config)
   const ProcessGrid pgrid = make_process_grid(comm, d.nodes, d.grid);
   d.local = decompose(config.grid, config.periodic, pgrid);
   d.scheme = config.scheme->make(SchemeParams{config.threads, config.reserved});
+  // A box stencil reads the halo's edges and corners; so does every sweep
+  // but the last of a temporal block.
+  const bool corners = config.stencil == Stencil::Box || config.halo_depth > 1;
   d.plan = std::make_unique<ExchangePlan>(comm, d.local, d.nodes, d.scheme->face_pieces(),
-                                          d.layers(), config.halo_depth > 1, config.halo);
+                                          d.layers(), corners, config.halo);
   d.regions.core = d.local.box();
   d.regions.local = d.local.box();
   d.regions.interior = interior_box(d.local, config.halo);
   d.regions.boundary = subtract(d.regions.local, d.regions.interior);
+  d.regions.reads_edges = config.stencil == Stencil::Box;
   d.timers.assign(config.threads, ThreadTimes{});
   d.partials.assign(config.threads, detail::Partial{});
   // Rank 0's environment decides, so that every rank agrees.

@@ -237,6 +237,7 @@ struct Domain::Impl {
     r.local = grown_box(local, grow);
     r.interior = interior_box(local, cfg.halo);
     r.boundary = subtract(r.local, r.interior);
+    r.reads_edges = cfg.stencil == Stencil::Box;
     return r;
   }
   std::string sweep_block(Field*& in, Field*& out, int count, const PairBoxFn& update) {

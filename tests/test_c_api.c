@@ -6,7 +6,8 @@
  * one gets HYMPI_ERR_KERNEL and a message naming scheme and box), and
  * hympi_sweep_block's (depth 0, more sweeps than the depth, in == out,
  * NULL and foreign fields, a failing callback; the layout's halo counts the
- * depth, and an odd block swaps the handles). Runs at
+ * depth, and an odd block swaps the handles), and a box stencil's (an
+ * unknown stencil value; a box domain's halo holds its edges and corners). Runs at
  * any rank count; prints one line per failure and "N passed, N failed".
  * With --abort: a callback fails on the last rank under the default policy
  * (HYMPI_ON_ERROR_ABORT): every rank stops with one line, no hang. */
@@ -81,6 +82,68 @@ static int all_equal(hympi_domain d, hympi_field f, double value) {
       for (int i = 0; i < n[0]; ++i)
         if (data[(i + g_halo) + g_sj * (j + g_halo) + g_sk * (k + g_halo)] != value) return 0;
   return 1;
+}
+
+/* The box domain's check (box_stencil below): every point of a periodic
+ * grid holds its global index, and each of its 26 neighbours in the halo
+ * must hold the neighbour's (wrapped) index after the exchange. */
+static int g_n[3], g_offset[3], g_grid[3];
+static const double* g_data;
+
+static double global_index(int i, int j, int k) {
+  const int g[3] = {(i % g_grid[0] + g_grid[0]) % g_grid[0], (j % g_grid[1] + g_grid[1]) % g_grid[1],
+                    (k % g_grid[2] + g_grid[2]) % g_grid[2]};
+  return g[0] + (double)g_grid[0] * (g[1] + (double)g_grid[1] * g[2]);
+}
+
+static int count_wrong_neighbours(const hympi_box* box, int thread, void* user, double* partial) {
+  (void)thread;
+  (void)user;
+  for (int k = box->lo[2]; k < box->hi[2]; ++k)
+    for (int j = box->lo[1]; j < box->hi[1]; ++j)
+      for (int i = box->lo[0]; i < box->hi[0]; ++i)
+        for (int dk = -1; dk <= 1; ++dk)
+          for (int dj = -1; dj <= 1; ++dj)
+            for (int di = -1; di <= 1; ++di) {
+              const ptrdiff_t p =
+                  (i + di + g_halo) + g_sj * (j + dj + g_halo) + g_sk * (k + dk + g_halo);
+              *partial += g_data[p] != global_index(g_offset[0] + i + di, g_offset[1] + j + dj,
+                                                    g_offset[2] + k + dk);
+            }
+  return 0;
+}
+
+/* A box stencil's config: an unknown stencil value is refused by name; a
+ * periodic box domain brings every edge and corner of the halo. */
+static void box_stencil(hympi_domain_config c) {
+  hympi_domain d = NULL;
+  c.stencil = 5;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_ERR_USAGE && d == NULL &&
+            contains(hympi_last_error(), "`stencil` 5 is unknown: accepted 0 (star) or 1 (box)"),
+        "an unknown stencil");
+  c.stencil = HYMPI_STENCIL_BOX;
+  c.periodic[0] = c.periodic[1] = c.periodic[2] = 1;
+  c.threads = 2;
+  c.scheme = "funneled";
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_SUCCESS, "a box domain");
+  hympi_field f = NULL;
+  double* data = NULL;
+  check(hympi_field_create(d, &f) == HYMPI_SUCCESS && hympi_field_data(f, &data) == HYMPI_SUCCESS &&
+            hympi_domain_local(d, g_n, g_offset) == HYMPI_SUCCESS &&
+            hympi_domain_layout(d, &g_halo, &g_sj, &g_sk, NULL) == HYMPI_SUCCESS,
+        "a field of the box domain");
+  for (int a = 0; a < 3; ++a) g_grid[a] = c.grid[a];
+  for (int k = 0; k < g_n[2]; ++k)
+    for (int j = 0; j < g_n[1]; ++j)
+      for (int i = 0; i < g_n[0]; ++i)
+        data[(i + g_halo) + g_sj * (j + g_halo) + g_sk * (k + g_halo)] =
+            global_index(g_offset[0] + i, g_offset[1] + j, g_offset[2] + k);
+  g_data = data;
+  double wrong = -1;
+  check(hympi_sweep_sum(d, 1, &f, count_wrong_neighbours, NULL, &wrong) == HYMPI_SUCCESS && wrong == 0,
+        "a box domain's halo holds every edge and corner");
+  hympi_field_free(&f);
+  hympi_domain_free(&d);
 }
 
 static int count_points(const hympi_box* box, int thread, void* user, double* partial) {
@@ -225,6 +288,7 @@ int main(int argc, char** argv) {
   c.depth = 1;
   c.threads = 1;
   c.scheme = NULL;
+  box_stencil(c);
 
   check(hympi_report_json(d, "/nonexistent-dir/r.json", "t") == HYMPI_ERR_OUTPUT &&
             contains(hympi_last_error(), "cannot write /nonexistent-dir/r.json"),

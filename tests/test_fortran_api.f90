@@ -1,6 +1,7 @@
 ! The Fortran module's conventions and errors: boxes in 1-based inclusive
 ! indices inside 1..n that cover every point once (sums), a wrapped array of
-! the wrong shape, halo 0, an unknown scheme, a failing callback under
+! the wrong shape, halo 0, an unknown scheme, an unknown stencil (and a box
+! one accepted), a failing callback under
 ! HYMPI_ON_ERROR_RETURN (its box in Fortran's indices); hympi_sweep_block's
 ! arrays with the field's bounds (1-h, h counting the depth), boxes inside
 ! them, the handles swapped by an
@@ -92,6 +93,13 @@ program test_fortran_api
   call check("unknown scheme", status == HYMPI_ERR_USAGE .and. index(msg, "unknown scheme 'nosuch'") > 0)
   msg = hympi_scheme_names()
   call check("scheme names", index(msg, "masteronly") > 0)
+  call hympi_domain_create(bad, MPI_COMM_WORLD, [8, 7, 6], "", 2, status, stencil=7)
+  msg = hympi_last_error()
+  call check("unknown stencil", status == HYMPI_ERR_USAGE .and. &
+             index(msg, "`stencil` 7 is unknown: accepted 0 (star) or 1 (box)") > 0)
+  call hympi_domain_create(bad, MPI_COMM_WORLD, [8, 7, 6], "", 2, status, stencil=HYMPI_STENCIL_BOX)
+  call check("create with a box stencil", status == HYMPI_SUCCESS)
+  call hympi_domain_free(bad)
 
   call hympi_domain_create(d, MPI_COMM_WORLD, [8, 7, 6], "adaptive", 2, status, &
                            periodic=[.true., .false., .false.], on_error=HYMPI_ON_ERROR_RETURN)

@@ -27,7 +27,8 @@ struct LocalDomain {
   // The rank across every face, edge and corner, at offset (dx, dy, dz) in
   // {-1, 0, 1}^3: around[offset_index(o)] (MPI_PROC_NULL where the grid
   // ends; [13], offset 0, is this rank). Deep halos of temporal blocking
-  // read edges and corners; a halo of one sweep reads the faces only.
+  // and box stencils read edges and corners; a star stencil's halo of one
+  // sweep reads the faces only.
   std::array<int, 27> around = no_neighbours();
   Box box() const { return Box{{0, 0, 0}, size}; }
   bool has_neighbour(int dir) const { return neighbour[dir] != MPI_PROC_NULL; }

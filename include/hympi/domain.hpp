@@ -49,14 +49,24 @@ enum class KernelErrorPolicy {
 // Fortran module's domains, whose callbacks get boxes in those indices).
 enum class BoxIndexing { ZeroBasedHalfOpen, FortranInclusive };
 
+// The shape of the user's stencil: which halo points an update reads.
+// Star: along the axes only (the faces of the halo); box: every point within
+// `halo` along each axis at once (27 points at halo 1: faces, edges and
+// corners of the halo), e.g. lattice Boltzmann D3Q19/D3Q27, HPCG's operator.
+enum class Stencil { Star = 0, Box = 1 };
+
 struct DomainConfig {
   std::array<int, 3> grid{0, 0, 0};                   // global points NX, NY, NZ
   std::array<bool, 3> periodic{false, false, false};  // per axis
-  int halo = 1;          // halo width: the radius of the (star) stencil
+  int halo = 1;          // halo width: the radius of the stencil
+  // Box: the exchange also brings the halo's edges and corners (26
+  // neighbours), under every scheme; star: the faces only (at halo_depth 1).
+  Stencil stencil = Stencil::Star;
   // Temporal blocking: sweeps per exchange (sweep_block; hympi solve
   // --halo-depth, SolveConfig::halo_depth; `depth` in the C and Fortran
   // config). Fields then carry halo * halo_depth layers (FieldLayout::halo,
-  // Field::halo()), and the exchange brings edges and corners too.
+  // Field::halo()), and the exchange brings edges and corners too (with
+  // either stencil).
   int halo_depth = 1;
   // A registry entry (find_scheme); default: pure_mpi_scheme().
   const SchemeEntry* scheme = &pure_mpi_scheme();
@@ -153,10 +163,12 @@ class Domain {
   // wavefront over k planes (each a layer thinner, threads sharing the
   // planes of one wavefront step), so that the planes a sweep reads are
   // still in cache; under one that does not, the scheme only exchanges and
-  // every sweep runs in the wavefront. `update` must be a star stencil
-  // reading no further than `halo` points along each axis, and compute a point the
-  // same way wherever it lies, so that the result is the one of `sweeps`
-  // plain sweeps to the last bit. The pointers swap after every sweep: *in
+  // every sweep runs in the wavefront. `update` may be a star or a box
+  // stencil (the deep halo holds edges and corners, and the wavefront's
+  // order covers every point within `halo` along each axis at once); it
+  // reads no further than `halo` points along each axis, and computes a
+  // point the same way wherever it lies, so that the result is the one of
+  // `sweeps` plain sweeps to the last bit. The pointers swap after every sweep: *in
   // holds the result. Collective over comm().
   void sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update);
   // Temporal blocking, before start_clock: runs blocks of `sweeps` sweeps

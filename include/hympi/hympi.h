@@ -39,6 +39,12 @@ enum {
  * with code 3), or return HYMPI_ERR_KERNEL on the failing rank. */
 enum { HYMPI_ON_ERROR_ABORT = 0, HYMPI_ON_ERROR_RETURN = 1 };
 
+/* The stencil's shape (hympi_domain_config.stencil): star reads the halo
+ * along the axes only (its faces); box reads every point within `halo` along
+ * each axis at once (27 points at halo 1), so the exchange also brings the
+ * halo's edges and corners (26 neighbours), under every scheme. */
+enum { HYMPI_STENCIL_STAR = 0, HYMPI_STENCIL_BOX = 1 };
+
 typedef struct hympi_domain_s* hympi_domain;
 typedef struct hympi_field_s* hympi_field;
 
@@ -70,16 +76,17 @@ typedef struct {
   int rank_order;       /* virtual nodes (ranks_per_node > 0): consecutive
                            ranks on a node (HYMPI_RANK_ORDER_SEQUENTIAL,
                            default) or rank r on node r % nodes (_ROUND_ROBIN) */
+  int stencil;          /* HYMPI_STENCIL_STAR (default) or HYMPI_STENCIL_BOX */
 } hympi_domain_config;
 
 /* hympi_domain_config.rank_order. */
 enum { HYMPI_RANK_ORDER_SEQUENTIAL = 0, HYMPI_RANK_ORDER_ROUND_ROBIN = 1 };
 
 /* Defaults: grid 0 (must be set), not periodic, halo 1, pure MPI, 1 thread,
- * depth 1, process grid chosen, sequential rank order. New members are
- * added at the end of the struct (depth, proc_grid, rank_order were): fill
- * it with this function, never a literal initialiser, and build against the
- * header of the library you link. */
+ * depth 1, process grid chosen, sequential rank order, star stencil. New
+ * members are added at the end of the struct (depth, proc_grid, rank_order,
+ * stencil were): fill it with this function, never a literal initialiser,
+ * and build against the header of the library you link. */
 void hympi_domain_config_init(hympi_domain_config* config);
 
 /* Message of the last error on this thread ("" when none). */
@@ -126,8 +133,9 @@ typedef int (*hympi_pair_fn)(const double* in, double* out, const hympi_box* box
  * Under a scheme that overlaps, the first sweep goes through the scheme over
  * the box grown into the halo; the others run as a cache-blocked wavefront
  * over k planes, whose boxes may lie partly in the halo (a layer less per
- * sweep). fn must be a star stencil reading at most `halo` points along
- * each axis, computing a point the same way wherever it lies: the result is
+ * sweep). fn may be a star or a box stencil (the deep halo holds edges and
+ * corners) reading at most `halo` points along each axis, computing a point
+ * the same way wherever it lies: the result is
  * then the one of `sweeps` plain sweeps to the last bit. The handles swap
  * after every sweep: on return *in holds the result (after a failed
  * callback the arrays' contents are undefined). Collective. */

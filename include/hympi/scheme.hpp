@@ -47,6 +47,10 @@ struct SweepRegions {
   Box interior;
   std::vector<Box> boundary;  // subtract(local, interior)
   Box core;
+  // The update reads the halo's edges and corners (a box stencil): a
+  // boundary point then also reads halo values that arrive across the
+  // neighbouring faces' pieces, not only its own (multiple-own's slabs).
+  bool reads_edges = false;
 };
 
 // Computes a box on behalf of a thread (thread id for per-thread partials).

@@ -1,9 +1,11 @@
 // multiple-own (seed 001 class 3B1): the local box is cut into one slab per
 // thread along k; each thread exchanges the halo pieces of its own slab (the
 // plan splits x and y faces the same way), computes its slab's interior while
-// its messages travel, then its slab's boundary. No thread waits for another
-// within a sweep: a slab's boundary reads only the halo pieces its own thread
-// received.
+// its messages travel, then its slab's boundary. With a star stencil no
+// thread waits for another within a sweep: a slab's boundary reads only the
+// halo pieces its own thread received. A box stencil (and the grown first
+// sweep of a temporal block) also reads the pieces of the slabs beside it:
+// then the threads meet at a barrier between the exchange and the boundary.
 #include "scheme_util.hpp"
 
 namespace hympi {
@@ -32,6 +34,9 @@ class MultipleOwn final : public Scheme {
     // A caller that leaves `core` empty means the own box.
     const Box core = regions.core.empty() ? regions.local : regions.core;
     const bool grown = !(regions.local == core);
+    // A box stencil reads the same: at a slab's first and last plane, the
+    // halo's face and edge pieces of the slabs beside it (k - 1, k + 1).
+    const bool shared_pieces = grown || regions.reads_edges;
     // The slab of the own box with thread t's pieces; the first and last
     // slabs reach into a grown region's z halo.
     auto slab_of = [&](int t) {
@@ -42,7 +47,7 @@ class MultipleOwn final : public Scheme {
       return slab;
     };
     detail::on_threads(
-        n, grown,
+        n, shared_pieces,
         [&](int t) {
           if (t >= slabs) return;
           // Own messages: face and edge pieces along z with this slab's index,
