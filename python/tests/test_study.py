@@ -87,9 +87,9 @@ def test_quick_study_finishes_with_every_step(quick_study):
     assert all(s["status"] == "ok" for s in status.values())
     steps = {s["step"] for s in status.values()}
     assert steps == set(plan.study_steps(INFO))
-    # every kernel under every scheme, plus pure MPI; n = 2 gives multiple m = 1 only
+    # the default kernels (not pipecg) under every scheme, plus pure MPI; n = 2 gives multiple m = 1 only
     solves = {k for k in status if k.startswith("solve-")}
-    for kernel in buildinfo.kernel_names(INFO):
+    for kernel in buildinfo.default_kernel_names(INFO):
         for scheme in ("pure-mpi", "masteronly", "masteronly-threaded", "funneled", "multiple-m1",
                        "multiple-own", "adaptive"):
             assert f"solve-{kernel}-{scheme}" in solves
