@@ -40,8 +40,11 @@ for app in heat_c heat_f user_kernel; do
   [ -x "$bin/$app" ] || die "$bin/$app is not built (make build; --bin DIR for another build)"
 done
 command -v "$mpiexec" > /dev/null || die "no MPI launcher '$mpiexec'"
-# Each rank on a core of its own (as bench/run_roofline.sh).
-if "$mpiexec" --version 2>&1 | grep -qiE "hydra|mpich"; then
+# Each rank on a core of its own (as bench/run_roofline.sh). The version
+# text first, then grep: under pipefail, grep -q closing the pipe early
+# would make the launcher's SIGPIPE fail the test now and then.
+version=$("$mpiexec" --version 2>&1 || true)
+if grep -qiE "hydra|mpich" <<< "$version"; then
   bind=(-bind-to core)
 else
   bind=(--map-by slot:PE=1 --bind-to core -x OMP_PROC_BIND -x OMP_PLACES -x OMP_NUM_THREADS)

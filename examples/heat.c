@@ -9,7 +9,8 @@
  * Options: --grid N | NXxNYxNZ | NX NY NZ (default 32), --steps N (10),
  * --scheme NAME (pure MPI), --threads N (1), --reserved M, --periodic,
  * --halo-depth H (temporal blocking: H steps per halo exchange through
- * hympi_sweep_block, default 1), --report PATH (the JSON summary that
+ * hympi_sweep_block, default 1; the wavefront's tile height is chosen by
+ * hympi_tune_block before the clock starts), --report PATH (the JSON summary that
  * hympi-lab study --app reads).
  *
  * Every scheme prints the same checksum (to round-off); every halo depth
@@ -66,6 +67,24 @@ static int heat_pair(const double* in, double* out, const hympi_box* box, int th
   (void)thread;
   heat_update(in, out, (const Layout*)user, box);
   return 0;
+}
+
+/* The initial field into u (count doubles, zero in the halo: beyond a
+ * Dirichlet face it stays zero), and u's copy into own. The copy writes
+ * every page of the program's own array before the clock starts (calloc's
+ * pages are mapped at their first write, which would otherwise fall in the
+ * first timed step). */
+static void set_initial(double* u, double* own, size_t count, const int size[3], const int offset[3],
+                        const Layout* l) {
+  memset(u, 0, count * sizeof(double));
+  for (int k = 0; k < size[2]; ++k)
+    for (int j = 0; j < size[1]; ++j)
+      for (int i = 0; i < size[0]; ++i) {
+        const long long gi = offset[0] + i, gj = offset[1] + j, gk = offset[2] + k;
+        u[(i + l->halo) + l->sj * (j + l->halo) + l->sk * (k + l->halo)] =
+            (double)((7 * gi + 13 * gj + 29 * gk) % 17) / 16.0 - 0.5;
+      }
+  memcpy(own, u, count * sizeof(double));
 }
 
 /* A positive integer (or 0 when allow_zero), else -1. */
@@ -191,18 +210,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
-  memset(u, 0, count * sizeof(double)); /* the halo beyond a Dirichlet face: zero */
-  for (int k = 0; k < size[2]; ++k)
-    for (int j = 0; j < size[1]; ++j)
-      for (int i = 0; i < size[0]; ++i) {
-        const long long gi = offset[0] + i, gj = offset[1] + j, gk = offset[2] + k;
-        u[(i + halo) + sj * (j + halo) + sk * (k + halo)] =
-            (double)((7 * gi + 13 * gj + 29 * gk) % 17) / 16.0 - 0.5;
-      }
-  /* u_new starts as a copy of u: this writes every page of the program's
-   * array here (calloc's pages are mapped at their first write, which would
-   * otherwise fall in the first timed step), and its halo is u's. */
-  memcpy(own, u, count * sizeof(double));
+  set_initial(u, own, count, size, offset, &layout);
 
   hympi_field in = fields[0], out = fields[1];
   hympi_start_clock(domain);

@@ -13,7 +13,8 @@
 ! Options: --grid N | NXxNYxNZ | NX NY NZ (default 32), --steps N (10),
 ! --scheme NAME (masteronly), --threads N (1), --reserved M, --periodic,
 ! --halo-depth H (temporal blocking: H steps per halo exchange through
-! hympi_sweep_block_arrays, default 1), --report PATH (the JSON summary for
+! hympi_sweep_block_arrays, default 1; the wavefront's tile height is chosen
+! by hympi_tune_block_arrays before the clock starts), --report PATH (the JSON summary for
 ! hympi-lab study --app). Prints the checksum of the final field (sum and l2
 ! norm) from rank 0; every halo depth prints depth 1's, to the last bit.
 module heat_kernel
