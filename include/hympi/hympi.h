@@ -147,8 +147,9 @@ int hympi_sweep_block(hympi_domain domain, hympi_field* in, hympi_field* out, in
  * two heights), so that the timed loop runs at steady speed from its first
  * block (C++: Domain::tune_block). The choice holds for the process: a
  * later call for the same shape runs no block. Overwrites both fields
- * (halos included): initialise them after. *blocks (NULL: not wanted) =
- * the blocks run. Collective. */
+ * (halos included): initialise them after. The handles swap as in
+ * hympi_sweep_block. *blocks (NULL: not wanted) = the blocks run.
+ * Collective. */
 int hympi_tune_block(hympi_domain domain, hympi_field* in, hympi_field* out, int sweeps,
                      hympi_pair_fn fn, void* user, int* blocks);
 /* Every local point once, no exchange; *sum as above (sum may be NULL). */
