@@ -5,7 +5,8 @@
 #                and its recommendation (STUDY_ARGS="--quick" etc. are passed on)
 #   make test    every test: C++ against Open MPI and MPICH, the Python package
 #   make build   build/bin/hympi against Open MPI (build-mpich/ for MPICH: make build-mpich)
-#   make bench   speed against the STREAM-copy roofline (bench/README.md)
+#   make bench   speed against the STREAM-copy roofline, then users' kernels at halo
+#                depth 1 and 8 (bench/user_kernels.sh; bench/README.md)
 #   make bench-peers  hympi against PETSc side by side (installs python3-petsc4py;
 #                RANKS="1 2 4" and PEERS_ARGS="--rounds 5" are passed on)
 #   make tsan    ThreadSanitizer build of the exchange and scheme tests, run
@@ -82,6 +83,7 @@ demo: build
 bench: build
 	@bash bench/run_roofline.sh
 	@RANKS=1 bash bench/run_roofline.sh --threads $$(nproc)
+	@bash bench/user_kernels.sh
 
 # PETSc (Debian's, through petsc4py and the system python3) is installed
 # only here, never for the tests.

@@ -44,6 +44,7 @@ module hympi
   public :: HYMPI_STENCIL_STAR, HYMPI_STENCIL_BOX
   ! The array form (hympi_arrays.f90).
   public :: hympi_array_update, hympi_sweep_arrays, hympi_sweep_block_arrays
+  public :: hympi_tune_block_arrays
 
   ! One name for both kinds of communicator: mpi_f08's type(MPI_Comm) and
   ! `use mpi`'s integer.

@@ -23,6 +23,7 @@ module hympi_arrays
   implicit none
   private
   public :: hympi_array_update, hympi_sweep_arrays, hympi_sweep_block_arrays
+  public :: hympi_tune_block_arrays
 
   ! The update of one box: u_out's points of the box from u_in (halos
   ! included). h: the halo width of the arrays (hympi_domain_halo: halo x
@@ -88,6 +89,32 @@ contains
     status = c_sweep_block(domain%handle, a, b, int(sweeps, c_int), c_funloc(block_trampoline), &
                            c_loc(ctx))
   end subroutine hympi_sweep_block_arrays
+
+  ! Temporal blocking, before hympi_start_clock: blocks of sweeps sweeps of
+  ! update (as hympi_sweep_block_arrays) until every rank has chosen its
+  ! wavefront tile height for that block (hympi.h's hympi_tune_block), so
+  ! that the timed loop runs at steady speed from its first block. Both
+  ! arrays are overwritten, halos included: initialise them after. blocks:
+  ! the blocks run (0 when the shape was tuned before). Collective.
+  subroutine hympi_tune_block_arrays(domain, u_in, u_out, sweeps, update, status, blocks)
+    type(hympi_domain), intent(in) :: domain
+    type(hympi_field), intent(in) :: u_in, u_out
+    integer, intent(in) :: sweeps
+    procedure(hympi_array_update) :: update
+    integer, intent(out) :: status
+    integer, intent(out), optional :: blocks
+    type(array_context), target :: ctx
+    type(c_ptr) :: a, b
+    integer(c_int) :: run
+    if (.not. prepared(ctx, "hympi_tune_block_arrays", domain, u_in, u_out, status)) return
+    ctx%update => update
+    a = u_in%handle
+    b = u_out%handle
+    run = 0
+    status = c_tune_block(domain%handle, a, b, int(sweeps, c_int), c_funloc(block_trampoline), &
+                          c_loc(ctx), run)
+    if (present(blocks)) blocks = int(run)
+  end subroutine hympi_tune_block_arrays
 
   ! Fills ctx's arrays and shape; false with status and message when the
   ! handles are not two distinct live fields of domain.

@@ -170,6 +170,16 @@ module hympi_c
       type(c_funptr), value :: fn
       type(c_ptr), value :: user
     end function c_sweep_block
+    integer(c_int) function c_tune_block(domain, in, out, sweeps, fn, user, blocks) &
+        bind(C, name="hympi_tune_block")
+      import :: c_int, c_ptr, c_funptr
+      type(c_ptr), value :: domain
+      type(c_ptr), intent(inout) :: in, out
+      integer(c_int), value :: sweeps
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+      integer(c_int), intent(out) :: blocks
+    end function c_tune_block
     type(c_ptr) function c_scheme_names() bind(C, name="hympi_scheme_names")
       import :: c_ptr
     end function c_scheme_names

@@ -163,6 +163,27 @@ void create_domain(MPI_Comm comm, const hympi_domain_config* config, hympi::BoxI
   *domain = handle.release();
 }
 
+// hympi_sweep_block and hympi_tune_block: the C fields behind the handles,
+// the callback as a PairBoxFn, and the handles swapped as the fields were.
+template <class Run>
+int block_call(const char* call, hympi_domain domain, hympi_field* in, hympi_field* out,
+               hympi_pair_fn fn, void* user, Run run) {
+  return guarded(call, [&] {
+    check_domain(domain);
+    if (!fn) throw hympi::UsageError("the box callback is NULL");
+    if (!in || !out || !*in || !*out) throw hympi::UsageError("`in` and `out` must be fields, not NULL");
+    if ((*in)->owner != domain || (*out)->owner != domain)
+      throw hympi::UsageError("`in` or `out` belongs to another domain");
+    hympi::Field* a = &(*in)->field;
+    hympi::Field* b = &(*out)->field;
+    run(a, b, [fn, user](const hympi::Field& src, hympi::Field& dst, const hympi::Box& box, int t) {
+      const hympi_box cb = to_c_box(box);
+      check_callback(fn(src.data(), dst.data(), &cb, t, user));
+    });
+    if (a != &(*in)->field) std::swap(*in, *out);  // an odd number of sweeps
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -305,21 +326,26 @@ int hympi_sweep_sum(hympi_domain domain, int nfields, const hympi_field* fields,
 
 int hympi_sweep_block(hympi_domain domain, hympi_field* in, hympi_field* out, int sweeps,
                       hympi_pair_fn fn, void* user) {
-  return guarded("hympi_sweep_block", [&] {
-    check_domain(domain);
-    if (!fn) throw hympi::UsageError("the box callback is NULL");
-    if (!in || !out || !*in || !*out) throw hympi::UsageError("`in` and `out` must be fields, not NULL");
-    if ((*in)->owner != domain || (*out)->owner != domain)
-      throw hympi::UsageError("`in` or `out` belongs to another domain");
-    hympi::Field* a = &(*in)->field;
-    hympi::Field* b = &(*out)->field;
-    domain->domain->sweep_block(
-        a, b, sweeps, [fn, user](const hympi::Field& src, hympi::Field& dst, const hympi::Box& box, int t) {
-          const hympi_box cb = to_c_box(box);
-          check_callback(fn(src.data(), dst.data(), &cb, t, user));
-        });
-    if (a != &(*in)->field) std::swap(*in, *out);  // an odd number of sweeps
-  });
+  return block_call("hympi_sweep_block", domain, in, out, fn, user,
+                    [&](hympi::Field*& a, hympi::Field*& b, const hympi::PairBoxFn& update) {
+                      domain->domain->sweep_block(a, b, sweeps, update);
+                    });
+}
+
+int hympi_tune_block(hympi_domain domain, hympi_field* in, hympi_field* out, int sweeps,
+                     hympi_pair_fn fn, void* user, int* blocks) {
+  return block_call("hympi_tune_block", domain, in, out, fn, user,
+                    [&](hympi::Field*& a, hympi::Field*& b, const hympi::PairBoxFn& update) {
+                      // Checked here too: a shape with nothing to tune runs no block,
+                      // so tune_block would not reach sweep_block's check.
+                      const int depth = domain->domain->config().halo_depth;
+                      if (sweeps < 1 || sweeps > depth)
+                        throw hympi::UsageError("tune_block: " + std::to_string(sweeps) +
+                                                " sweeps, but the domain's depth allows 1 to " +
+                                                std::to_string(depth));
+                      const int run = domain->domain->tune_block(a, b, sweeps, update);
+                      if (blocks) *blocks = run;
+                    });
 }
 
 int hympi_for_each(hympi_domain domain, hympi_box_fn fn, void* user, double* sum) {

@@ -6,7 +6,8 @@
  * one gets HYMPI_ERR_KERNEL and a message naming scheme and box), and
  * hympi_sweep_block's (depth 0, more sweeps than the depth, in == out,
  * NULL and foreign fields, a failing callback; the layout's halo counts the
- * depth, and an odd block swaps the handles), and a box stencil's (an
+ * depth, and an odd block swaps the handles), hympi_tune_block's (bad
+ * sweeps, trial blocks once per shape, a block after it), and a box stencil's (an
  * unknown stencil value; a box domain's halo holds its edges and corners). Runs at
  * any rank count; prints one line per failure and "N passed, N failed".
  * With --abort: a callback fails on the last rank under the default policy
@@ -143,6 +144,48 @@ static void box_stencil(hympi_domain_config c) {
   check(hympi_sweep_sum(d, 1, &f, count_wrong_neighbours, NULL, &wrong) == HYMPI_SUCCESS && wrong == 0,
         "a box domain's halo holds every edge and corner");
   hympi_field_free(&f);
+  hympi_domain_free(&d);
+}
+
+/* hympi_tune_block: bad sweeps and a NULL callback refused; on rows wider
+ * than a core's L2 holds (two tile heights to try) the first call runs
+ * blocks and a second none; a block after it, on re-zeroed fields, gives
+ * the plain sweeps' result. */
+static void tune_block_checks(hympi_domain_config c) {
+  hympi_domain d = NULL;
+  c.grid[0] = 2000;
+  c.grid[1] = 64;
+  c.grid[2] = 12;
+  c.depth = 3;
+  c.threads = 2;
+  c.scheme = NULL;
+  check(hympi_domain_create(MPI_COMM_WORLD, &c, &d) == HYMPI_SUCCESS, "a wide domain of depth 3");
+  size_t count = 0;
+  hympi_field a = NULL, b = NULL;
+  check(hympi_domain_layout(d, &g_halo, &g_sj, &g_sk, &count) == HYMPI_SUCCESS &&
+            hympi_field_create(d, &a) == HYMPI_SUCCESS && hympi_field_create(d, &b) == HYMPI_SUCCESS,
+        "two fields of the wide domain");
+  const hympi_field a0 = a, b0 = b;
+  int blocks = -1;
+  check(hympi_tune_block(d, &a, &b, 4, add_one, NULL, &blocks) == HYMPI_ERR_USAGE &&
+            contains(hympi_last_error(), "4 sweeps, but the domain's depth allows 1 to 3") && blocks == -1,
+        "tune_block: more sweeps than the depth");
+  check(hympi_tune_block(d, &a, &b, 0, add_one, NULL, NULL) == HYMPI_ERR_USAGE, "tune_block: 0 sweeps");
+  check(hympi_tune_block(d, &a, &b, 3, NULL, NULL, NULL) == HYMPI_ERR_USAGE, "tune_block: a NULL callback");
+  check(hympi_tune_block(d, &a, &b, 3, add_one, NULL, &blocks) == HYMPI_SUCCESS && blocks >= 4 &&
+            ((a == a0 && b == b0) || (a == b0 && b == a0)),
+        "tune_block runs the trial blocks (two per height) and keeps the two fields");
+  check(hympi_tune_block(d, &a, &b, 3, add_one, NULL, &blocks) == HYMPI_SUCCESS && blocks == 0,
+        "a second tune_block for the same shape runs no block");
+  double *pa = NULL, *pb = NULL;
+  hympi_field_data(a, &pa);
+  hympi_field_data(b, &pb);
+  memset(pa, 0, count * sizeof(double));
+  memset(pb, 0, count * sizeof(double));
+  check(hympi_sweep_block(d, &a, &b, 3, add_one, NULL) == HYMPI_SUCCESS && all_equal(d, a, 3.0),
+        "a block after tune_block: 3 sweeps' result");
+  hympi_field_free(&a);
+  hympi_field_free(&b);
   hympi_domain_free(&d);
 }
 
@@ -285,6 +328,7 @@ int main(int argc, char** argv) {
   hympi_field_free(&a);
   hympi_field_free(&b);
   hympi_domain_free(&deep);
+  tune_block_checks(c);
   c.depth = 1;
   c.threads = 1;
   c.scheme = NULL;

@@ -1,7 +1,8 @@
 ! The Fortran module from a `use mpi` program (integer communicators): the
 ! generic hympi_domain_create over MPI_COMM_WORLD and over a split
 ! communicator; live handles refused on create and left as they were; the
-! array sweeps (hympi_sweep_arrays, hympi_sweep_block_arrays) against the
+! array sweeps (hympi_sweep_arrays, hympi_sweep_block_arrays; hympi_tune_block_arrays'
+! bad input) against the
 ! pointer forms (module pointers, hympi_sweep_block) and a serial reference,
 ! bit for bit; the handles the array block leaves alone; a failing update's
 ! message naming the box it got in Fortran's indices. Prints "N passed, M
@@ -192,6 +193,7 @@ program test_fortran_arrays
   call create_fields(deep, r)
   call check_blocks()
   call check_failures()
+  call check_tune()
 
   call free_fields(q)
   call free_fields(r)
@@ -337,6 +339,27 @@ contains
     call check("a freed field is refused", rc == HYMPI_ERR_USAGE .and. &
                index(msg, "hympi_sweep_arrays: a field handle is not live") > 0)
   end subroutine check_failures
+
+  ! hympi_tune_block_arrays (last: it overwrites q): refuses u_in == u_out
+  ! and more sweeps than the depth; runs, and leaves the handles alone.
+  subroutine check_tune()
+    type(c_ptr) :: handles(2)
+    integer :: rc, blocks
+    call hympi_tune_block_arrays(deep, q(1), q(1), 3, heat_arrays, rc)
+    msg = hympi_last_error()
+    call check("tune_block_arrays refuses u_in == u_out", rc == HYMPI_ERR_USAGE .and. &
+               index(msg, "hympi_tune_block_arrays: u_in and u_out are the same field") > 0)
+    call hympi_tune_block_arrays(deep, q(1), q(2), 4, heat_arrays, rc)
+    msg = hympi_last_error()
+    call check("tune_block_arrays refuses more sweeps than the depth", rc == HYMPI_ERR_USAGE .and. &
+               index(msg, "4 sweeps, but the domain's depth allows 1 to 3") > 0)
+    handles = [q(1)%handle, q(2)%handle]
+    blocks = -1
+    call hympi_tune_block_arrays(deep, q(1), q(2), 3, heat_arrays, rc, blocks)
+    call check("tune_block_arrays runs, the handles unchanged", rc == HYMPI_SUCCESS .and. &
+               blocks >= 0 .and. c_associated(q(1)%handle, handles(1)) .and. &
+               c_associated(q(2)%handle, handles(2)))
+  end subroutine check_tune
 
   ! Whether msg names the rank and the box of a thread's failing call.
   logical function names_failed_box(text)

@@ -141,6 +141,17 @@ typedef int (*hympi_pair_fn)(const double* in, double* out, const hympi_box* box
  * callback the arrays' contents are undefined). Collective. */
 int hympi_sweep_block(hympi_domain domain, hympi_field* in, hympi_field* out, int sweeps,
                       hympi_pair_fn fn, void* user);
+/* Temporal blocking, before hympi_start_clock: runs blocks of `sweeps`
+ * sweeps of fn (as hympi_sweep_block) until every rank has chosen the height
+ * of its wavefront tiles for that block (the first blocks of a shape time
+ * two heights), so that the timed loop runs at steady speed from its first
+ * block (C++: Domain::tune_block). The choice holds for the process: a
+ * later call for the same shape runs no block. Overwrites both fields
+ * (halos included): initialise them after. The handles swap as in
+ * hympi_sweep_block. *blocks (NULL: not wanted) = the blocks run.
+ * Collective. */
+int hympi_tune_block(hympi_domain domain, hympi_field* in, hympi_field* out, int sweeps,
+                     hympi_pair_fn fn, void* user, int* blocks);
 /* Every local point once, no exchange; *sum as above (sum may be NULL). */
 int hympi_for_each(hympi_domain domain, hympi_box_fn fn, void* user, double* sum);
 
