@@ -347,3 +347,22 @@ def test_an_empty_step_or_kernel_list_is_refused(tmp_path, capsys):
         assert cli.main(["study", "--quick", flag, value, "--out", str(out)]) == 2
         assert f"{flag} {value!r}: an empty list" in capsys.readouterr().err
         assert not out.exists()
+
+
+def test_a_results_file_is_checked_again_once_its_bytes_change(tmp_path, monkeypatch):
+    """The report loads results.jsonl twice; the second load reuses the first
+    one's checks only while the file holds the same bytes."""
+    d = copy(tmp_path)
+    path = d / "results.jsonl"
+    checked = []
+    real = studydir.load_results_checked
+    monkeypatch.setattr(studydir, "load_results_checked", lambda p: checked.append(p) or real(p))
+    first, _ = studydir.load_results(path)
+    again, _ = studydir.load_results(path)
+    assert again == first and again is not first and len(checked) == 1
+    again[0]["result"]["time_s"] = "changed"  # a copy: the next load is untouched
+    assert studydir.load_results(path)[0] == first
+    # The same size, a value the meaning checks refuse (median above max).
+    line = edit_records(d, "solve", lambda r: r["result"]["time_s"].update(median=9.0, max=1.0))
+    with pytest.raises(study.InputError, match=f"line {line}: result.time_s"):
+        studydir.load_results(path)
