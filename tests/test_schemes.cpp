@@ -192,8 +192,10 @@ int main(int argc, char** argv) {
                                {12, 10, 8}, true},
                               {KernelKind::Rbgs, MatrixFormat::Stencil, true, 4, 0, StoresChoice::Auto, 3,
                                {12, 10, 8}, true},
+                              // 16 x 16 x 32: the default decomposition
+                              // splits z, 8+ planes per rank at 1-4 ranks.
                               {KernelKind::Rbgs, MatrixFormat::Stencil, true, 8, 0, StoresChoice::Auto, 5,
-                               {16, 16, 16}, true},
+                               {16, 16, 32}, true},
                               // Streaming stores, at halo depth 1.
                               {KernelKind::Jacobi, MatrixFormat::Stencil, true, 1, 0, StoresChoice::Streaming},
                               {KernelKind::Spmv, MatrixFormat::Stencil, true, 1, 0, StoresChoice::Streaming}};
