@@ -39,10 +39,11 @@ constexpr int kColourLanes = 8;
 // loop) and the other colour's lanes are then taken from `in`: with the
 // lanes fixed at compile time the compiler blends with a constant mask.
 // Measured in cache (256 x 8 x 8 and 256 x 32 x 8 points, 2-core AMD EPYC
-// VM, GCC 12 -O3 -march=native): as fast as jacobi's row and the in-place
-// strided loop; computing only the colour's points over stride-2 loads, or
-// copying the row and then updating every other point, was 25-50 % slower,
-// and a blend whose mask is computed from i (the plain `(i & 1) ? :`) 2x.
+// VM, GCC 12 -O3 -march=native, bench/README.md): as fast as jacobi's row
+// and the in-place strided loop; computing only the colour's points over
+// stride-2 loads, or copying the row and then updating every other point,
+// was 15-60 % slower, and a blend whose mask is computed from i (the plain
+// `(i & 1) ? :`) 2-3x.
 template <int kUpdated>
 inline void colour_row(const double* __restrict c, double* __restrict out, int n, std::ptrdiff_t sj,
                        std::ptrdiff_t sk) {
@@ -72,7 +73,8 @@ void rbgs_colour_box(const Field& in, Field& out, const Box& box, int colour,
       // Global parity of the row's first point (negative local indices of
       // the halo too: & 1 of a negative int is its parity).
       const int parity = (offset[0] + box.lo[0] + offset[1] + j + offset[2] + k) & 1;
-      // The row's points of this colour: i - lo of this parity.
+      // The colour's points are those at an even i - lo where the row
+      // starts on the colour, at an odd one elsewhere.
       if (((parity ^ colour) & 1) == 0)
         colour_row<0>(in.data() + base, out.data() + base, n, sj, sk);
       else
