@@ -134,9 +134,10 @@ void add_solve_problem(std::vector<OptionRow>& rows, Options& o, SolveSeen& seen
   rows.push_back(int_row(o, "--iters", "T", "iters", 0, kBig, "iterations", s.iters,
                          "iterations of jacobi/rbgs/spmv (default 10)"));
   rows.push_back(int_row(o, "--halo-depth", "H", "halo_depth", 1, 64, "layers", s.halo_depth,
-                         "temporal blocking (jacobi, spmv stencil): halos H deep,\n"
-                         "one exchange per H iterations, the H sweeps in between as\n"
-                         "a wavefront over k planes (default 1; 1..64)"));
+                         "temporal blocking (jacobi, rbgs, spmv stencil): halos H\n"
+                         "deep, one exchange per H sweeps (an iteration is one sweep,\n"
+                         "rbgs's two: one per colour), the H sweeps in between as a\n"
+                         "wavefront over k planes (default 1; 1..64)"));
   rows.push_back(value_row("--stores", "S", "stores",
                   "auto | cached | streaming: how jacobi and spmv stencil at\n"
                   "halo depth 1 write their output (streaming: non-temporal\n"

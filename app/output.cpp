@@ -157,8 +157,11 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
         << ")\n";
   if (c.halo_depth > 1)
     out << "halo depth " << c.halo_depth << ": " << r.exchanges << " exchanges for "
-        << r.iterations << " iterations (faces " << c.halo_depth
-        << " deep, with edges and corners)\n";
+        << r.iterations << " iterations"
+        << (kernel_info(c.kernel).sweeps_per_iteration > 1
+                ? " of " + std::to_string(kernel_info(c.kernel).sweeps_per_iteration) + " sweeps"
+                : std::string())
+        << " (faces " << c.halo_depth << " deep, with edges and corners)\n";
   if (r.tuning_blocks > 0)
     out << "tuned      " << r.tuned << " before the timed loop: " << r.tuning_blocks
         << " blocks, " << std::fixed << std::setprecision(3) << r.tuning_s << " s (not in time_s)\n";

@@ -298,6 +298,9 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
     allocated *= with_halo;
   }
   const double matrix = kernel.memory_bytes_per_point(c.format) - sizeof(double) * kernel.fields;
+  // Temporal blocking sweeps from one field into another: two at least
+  // (rbgs, in place at depth 1, holds one there).
+  const int fields = c.halo_depth > 1 ? std::max(kernel.fields, 2) : kernel.fields;
   // The ranks that share one host's memory: the fullest real node where the
   // nodes are known (virtual nodes split the decomposition, not the memory:
   // four virtual nodes of one rank on one host still need four ranks' worth
@@ -305,7 +308,7 @@ void check_memory(const SolveConfig& c, int ranks, const NodeMap* real_nodes,
   int sharing = ranks_per_node;
   if (real_nodes && !real_nodes->ranks_per_node.empty())
     sharing = *std::max_element(real_nodes->ranks_per_node.begin(), real_nodes->ranks_per_node.end());
-  const double need = sharing * (sizeof(double) * kernel.fields * allocated + matrix * points);
+  const double need = sharing * (sizeof(double) * fields * allocated + matrix * points);
   // In double and printed as such: a grid of 2^90 points must not wrap a
   // 64-bit integer into a negative size.
   const auto megabytes = [](double bytes) {

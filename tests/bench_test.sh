@@ -212,12 +212,18 @@ import math, sys
 table, model = sys.argv[1].split("# traffic model", 1)
 rows = {l.split()[0]: l.split()[1:] for l in table.splitlines() if l.startswith("  ")}
 model_rows = {l.split()[0]: l.split()[1:] for l in model.splitlines() if l.startswith("  ")}
-assert set(model_rows) == {"jacobi-cached", "stencil-cached", "spmv-crs", "spmv-sell"}, model_rows
+assert set(model_rows) == {"jacobi-cached", "stencil-cached", "spmv-crs", "spmv-sell", "rbgs"}, model_rows
 for name, cols in model_rows.items():
     assert all(math.isfinite(float(c)) and float(c) > 0 for c in cols), (name, cols)
 for name in ["stream-copy", "jacobi", "jacobi-cached", "stencil-cached", "spmv-crs", "spmv-sell",
-             "jacobi-depth-2", "spmv-depth-2", "jacobi-in-cache", "crs-in-cache"]:
+             "jacobi-depth-2", "spmv-depth-2", "jacobi-in-cache", "crs-in-cache", "rbgs",
+             "rbgs-depth-2", "rbgs-in-cache"]:
     assert name in rows, name
+# Each blocked kernel over its depth-1 run, per round: a positive, finite ratio.
+import re
+blocked = dict(re.findall(r"^# (\S+)-2 over \S+, per round: median ([0-9.]+)x", sys.argv[1], re.M))
+assert set(blocked) == {"jacobi-depth", "spmv-depth", "rbgs-depth"}, blocked
+assert all(math.isfinite(float(v)) and float(v) > 0 for v in blocked.values()), blocked
 # The last column says how each case stored its output; on 24^3 points
 # --stores auto gives cached stores, the *-cached cases always do.
 for name, cols in rows.items():

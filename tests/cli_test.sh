@@ -79,10 +79,13 @@ fi
 # Temporal blocking: depth range, kernels and formats that have it, a halo
 # deeper than the local box.
 check halo-depth-zero 2 "--halo-depth 0 is out of range: accepted 1 .. 64 layers" 2 "${S[@]}" --grid 8^3 --halo-depth 0
-check halo-depth-cg 2 "--halo-depth 2 (temporal blocking) applies only to: jacobi, spmv, in format stencil (cg is not one)" \
+check halo-depth-cg 2 "--halo-depth 2 (temporal blocking) applies only to: jacobi, rbgs, spmv, in format stencil (cg is not one)" \
   2 solve --kernel cg --grid 8^3 --halo-depth 2
-check halo-depth-rbgs 2 "(rbgs is not one)" 2 solve --kernel rbgs --grid 8^3 --halo-depth 2
-check halo-depth-crs 2 "applies only to: jacobi, spmv, in format stencil" 2 solve --kernel spmv --format crs --grid 8^3 --halo-depth 2
+# rbgs: H colours per exchange (10 colours in 5 iterations: blocks of 3, 3, 3, 1).
+check halo-depth-rbgs 0 "halo depth 3: 4 exchanges for 5 iterations of 2 sweeps" 2 solve --kernel rbgs --grid 8^3 --iters 5 --halo-depth 3
+check halo-depth-rbgs-too-deep 2 "--halo-depth 5 needs at least 5 points per rank along z, but 8 points over 2 processes give 4" \
+  2 solve --kernel rbgs --grid 8^3 --halo-depth 5
+check halo-depth-crs 2 "applies only to: jacobi, rbgs, spmv, in format stencil" 2 solve --kernel spmv --format crs --grid 8^3 --halo-depth 2
 check halo-depth-too-deep 2 "--halo-depth 5 needs at least 5 points per rank along z, but 8 points over 2 processes give 4" \
   2 "${S[@]}" --grid 8^3 --halo-depth 5
 
@@ -105,7 +108,7 @@ for s in d["schemes"]:
     assert isinstance(s["takes_reserved"], bool) and s["class"]
 assert [k["name"] for k in d["kernels"]] == ["jacobi", "rbgs", "spmv", "cg", "pipecg"]
 assert [k["name"] for k in d["kernels"] if k["converges"]] == ["cg", "pipecg"]
-assert [k["name"] for k in d["kernels"] if k["temporal_blocking"]] == ["jacobi", "spmv"]
+assert [k["name"] for k in d["kernels"] if k["temporal_blocking"]] == ["jacobi", "rbgs", "spmv"]
 assert {k["periodic"] for k in d["kernels"]} <= {"allowed", "even-sizes", "forbidden"}
 b = {x["name"]: x for x in d["benchmarks"]}
 assert list(b) == ["beff", "cyclic3d", "internode", "ratio", "overlap", "pack"], list(b)

@@ -5,7 +5,8 @@
 //   * l2 and checksum agree to 1e-12 relative (cg, pipecg: iterations +-1,
 //     field and l2 to 1e-6); pipecg also gives cg's reference solution
 //     (field to 1e-6) within 2 iterations of cg's count;
-//   * temporal blocking (halo depth 2 and 3, jacobi and spmv): besides the
+//   * temporal blocking (halo depth 2 and 3, jacobi and spmv; rbgs at 2, 3,
+//     4 and 8 colours per exchange, odd iteration counts): besides the
 //     reference, every point equals the halo-depth-1 run's to the last bit,
 //     and every block that tried a tile height ran before the timed loop;
 //   * streaming stores (jacobi and spmv): every point equals the cached
@@ -49,6 +50,13 @@ struct Variant {
   // cached stores on these small grids); every point equals the cached
   // run's to the last bit.
   StoresChoice stores = StoresChoice::Auto;
+  int iters = 4;
+  // Instead of the two grids (0: those): a grid whose boxes take a deep
+  // halo at 2 and 4 ranks.
+  std::array<int, 3> grid{0, 0, 0};
+  // The node-aware default decomposition only (a variant whose other
+  // decompositions another variant covers).
+  bool default_decomposition_only = false;
 };
 
 double rel_diff(double a, double b) {
@@ -58,8 +66,8 @@ double rel_diff(double a, double b) {
 
 std::string describe(const SolveConfig& c, int reserved) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s(%s) depth %d stores %s/%s m=%d grid %dx%dx%d %s rpn=%d order=%s pg=%dx%dx%d",
-                kernel_name(c.kernel), format_name(c.format), c.halo_depth, stores_choice_name(c.stores),
+  std::snprintf(buf, sizeof buf, "%s(%s) depth %d iters %d stores %s/%s m=%d grid %dx%dx%d %s rpn=%d order=%s pg=%dx%dx%d",
+                kernel_name(c.kernel), format_name(c.format), c.halo_depth, c.iters, stores_choice_name(c.stores),
                 c.scheme->info.name.c_str(), reserved, c.grid[0], c.grid[1], c.grid[2],
                 c.periodic ? "periodic" : "dirichlet", c.ranks_per_node,
                 c.rank_order == RankOrder::RoundRobin ? "rr" : "seq", c.proc_grid[0],
@@ -70,20 +78,21 @@ std::string describe(const SolveConfig& c, int reserved) {
 // Temporal blocking with tiles of two heights tried in turn: the first
 // blocks of a shape run with tiles sized for a 4 MiB L3 share and for one
 // core's L2 (src/wavefront_tiles.hpp), and every point must still equal the
-// depth-1 run's to the last bit. On 510 x 400 x 8 points (spmv: 401 rows, a
-// shape of its own), depth 2, the heights differ for an L2 below ~4 MiB per
-// core at 1-3 threads and 1-2 ranks (71 and 16 rows at 1 MiB and 1 rank);
-// 12 iterations are 6 blocks: 4 trying, 2 with the choice. Where the heights
+// depth-1 run's to the last bit. On 510 x 400 x 8 points (spmv: 401 rows,
+// rbgs: 402, shapes of their own), depth 2, the heights differ for an L2
+// below ~4 MiB per core at 1-3 threads and 1-2 ranks (71 and 16 rows at 1 MiB
+// and 1 rank); 12 sweeps (rbgs: 6 iterations of two colours) are 6 blocks:
+// 4 trying, 2 with the choice. Where the heights
 // are equal on every rank (a large L2) nothing alternates: skipped, said so.
 void alternating_tiles(Tally& tally, int threads, const std::string& only_scheme) {
   if (std::getenv("HYMPI_WAVEFRONT_TILE_ROWS")) return;  // forced: nothing is tried
-  for (KernelKind kernel : {KernelKind::Jacobi, KernelKind::Spmv}) {
+  for (KernelKind kernel : {KernelKind::Jacobi, KernelKind::Spmv, KernelKind::Rbgs}) {
     SolveConfig c;
     c.kernel = kernel;
     c.scheme = &scheme_registry().front();
     if (!only_scheme.empty() && c.scheme->info.name != only_scheme) return;
-    c.grid = {510, kernel == KernelKind::Jacobi ? 400 : 401, 8};
-    c.iters = 12;
+    c.grid = {510, 400 + static_cast<int>(kernel == KernelKind::Spmv) + 2 * (kernel == KernelKind::Rbgs), 8};
+    c.iters = 12 / kernel_info(kernel).sweeps_per_iteration;
     c.threads = threads;
     c.halo_depth = 2;
     SolveConfig plain = c;
@@ -172,6 +181,21 @@ int main(int argc, char** argv) {
                               {KernelKind::Jacobi, MatrixFormat::Stencil, true, 2},
                               {KernelKind::Jacobi, MatrixFormat::Stencil, true, 3},
                               {KernelKind::Spmv, MatrixFormat::Stencil, true, 2},
+                              // rbgs: depth h is h colours per exchange, 3
+                              // iterations 6 colours: blocks of 3 + 3 (the
+                              // second starts with black), 2 + 2 + 2 and
+                              // 4 + 2; 5 iterations at depth 8: 8 + 2. Depth 3
+                              // on every decomposition, the others on the
+                              // default one of an even grid (both boundaries).
+                              {KernelKind::Rbgs, MatrixFormat::Stencil, false, 3, 0, StoresChoice::Auto, 3},
+                              {KernelKind::Rbgs, MatrixFormat::Stencil, true, 2, 0, StoresChoice::Auto, 3,
+                               {12, 10, 8}, true},
+                              {KernelKind::Rbgs, MatrixFormat::Stencil, true, 4, 0, StoresChoice::Auto, 3,
+                               {12, 10, 8}, true},
+                              // 16 x 16 x 32: the default decomposition
+                              // splits z, 8+ planes per rank at 1-4 ranks.
+                              {KernelKind::Rbgs, MatrixFormat::Stencil, true, 8, 0, StoresChoice::Auto, 5,
+                               {16, 16, 32}, true},
                               // Streaming stores, at halo depth 1.
                               {KernelKind::Jacobi, MatrixFormat::Stencil, true, 1, 0, StoresChoice::Streaming},
                               {KernelKind::Spmv, MatrixFormat::Stencil, true, 1, 0, StoresChoice::Streaming}};
@@ -197,16 +221,18 @@ int main(int argc, char** argv) {
   }
   if (size == 4) decomps.push_back({2, RankOrder::Sequential, {0, 0, 0}, true});
 
-  std::map<std::tuple<int, int, bool, int>, ReferenceResult> refs;
+  std::map<std::tuple<int, int, bool, int, int>, ReferenceResult> refs;
   std::map<std::string, std::vector<double>> plain_fields;  // describe(depth-1 config) -> points
   Tally tally;
   for (const auto& v : variants)
     if ((!depth_only || v.halo_depth > 1) &&
         (only_kernel.empty() || only_kernel == kernel_name(v.kernel)))
-    for (const auto& grid : grids)
-      if (!v.first_grid_only || &grid == &grids[0])
+    for (const auto& listed : grids)
+      if (!v.first_grid_only || &listed == &grids[0])
+      for (const std::array<int, 3>& grid : {v.grid[0] > 0 ? v.grid : listed})
       for (bool periodic : {false, true})
         for (const auto& dc : decomps)
+          if (!v.default_decomposition_only || &dc == &decomps.front())
           for (const auto& entry : scheme_registry()) {
             const SchemeInfo& info = entry.info;
             std::vector<int> reserved_values = {0};
@@ -222,7 +248,7 @@ int main(int argc, char** argv) {
               c.scheme = &entry;
               c.grid = grid;
               c.periodic = periodic;
-              c.iters = 4;
+              c.iters = v.iters;
               c.threads = threads;
               c.reserved = m;
               c.tol = v.cg_iterations ? 1e-15 : 1e-8;  // 1e-15: not reached in 8
@@ -239,7 +265,7 @@ int main(int argc, char** argv) {
                 ++tally.skipped;
                 continue;
               }
-              auto key = std::make_tuple(static_cast<int>(v.kernel), grid[0], periodic, c.max_iters);
+              auto key = std::make_tuple(static_cast<int>(v.kernel), grid[0], periodic, c.max_iters, c.iters);
               if (!refs.count(key))
                 refs[key] = reference_solve(v.kernel, grid, periodic, c.iters, c.tol, c.max_iters);
               const ReferenceResult& ref = refs[key];
@@ -307,7 +333,7 @@ int main(int argc, char** argv) {
                 // cg's reference: the same solution to the tolerance, within
                 // 2 iterations of cg's count.
                 auto cg_key = std::make_tuple(static_cast<int>(KernelKind::Cg), grid[0], periodic,
-                                              c.max_iters);
+                                              c.max_iters, c.iters);
                 if (!refs.count(cg_key))
                   refs[cg_key] = reference_solve(KernelKind::Cg, grid, periodic, c.iters, c.tol,
                                                  c.max_iters);

@@ -229,6 +229,60 @@ TEST(Kernels, JacobiBoxMatchesReferenceOnOneBox) {
       for (int i = 0; i < 6; ++i) EXPECT_EQ(v.at(i, j, k), ref.field[i + 6 * (j + 5 * k)]);
 }
 
+// rbgs with temporal blocking (rbgs.cpp): one colour swept from a field
+// into a second one equals the in-place colour sweep to the last bit, on a
+// box reaching into the halo (negative local indices) with an odd global
+// offset, rows of whole 8-point steps and a tail; the other colour does not
+// (a wrong colour choice is caught). Red then black, a to b and back, gives
+// the reference's iterations.
+TEST(Kernels, RbgsColourSweepIsTheInPlaceOne) {
+  const std::array<int, 3> n{19, 6, 5};
+  const std::array<int, 3> offset{3, 8, 2};  // local (0,0,0) is a black point
+  Field u(n, 2, RowLayout::CacheLine), out(n, 2, RowLayout::CacheLine);
+  for (int k = -2; k < n[2] + 2; ++k)
+    for (int j = -2; j < n[1] + 2; ++j)
+      for (int i = -2; i < n[0] + 2; ++i) u.at(i, j, k) = initial_value(i + 2, j + 2, k + 2);
+  const Box box{{-1, -1, -1}, {n[0] + 1, n[1] + 1, n[2] + 1}};
+  for (int colour = 0; colour < 2; ++colour) {
+    Field in_place(n, 2, RowLayout::CacheLine);
+    std::copy(u.data(), u.data() + u.count(), in_place.data());
+    rbgs_box(in_place, box, colour, offset);
+    for (int written = 0; written < 2; ++written) {
+      rbgs_colour_box(u, out, box, written, offset);
+      long long differ = 0, changed = 0;
+      for (int k = box.lo[2]; k < box.hi[2]; ++k)
+        for (int j = box.lo[1]; j < box.hi[1]; ++j)
+          for (int i = box.lo[0]; i < box.hi[0]; ++i) {
+            differ += out.at(i, j, k) != in_place.at(i, j, k);
+            changed += in_place.at(i, j, k) != u.at(i, j, k);
+          }
+      if (written == colour) {
+        EXPECT_EQ(differ, 0) << "colour " << colour;
+      } else {
+        // Every point of either colour differs (the update changes every
+        // point it writes here): the wrong colour misses all of them.
+        EXPECT_EQ(differ, box.points()) << "colour " << colour << " written as " << written;
+      }
+      EXPECT_GT(changed, box.points() / 3);
+    }
+  }
+  // Two iterations on a Dirichlet 7x6x5 grid as one box: red a -> b, black
+  // b -> a, twice; the one-layer halo stays 0 (the boundary).
+  const std::array<int, 3> g{7, 6, 5};
+  Field a(g, 1, RowLayout::CacheLine), b(g, 1, RowLayout::CacheLine);
+  for (int k = 0; k < g[2]; ++k)
+    for (int j = 0; j < g[1]; ++j)
+      for (int i = 0; i < g[0]; ++i) a.at(i, j, k) = initial_value(i, j, k);
+  for (int it = 0; it < 2; ++it) {
+    rbgs_colour_box(a, b, a.interior(), 0, {0, 0, 0});
+    rbgs_colour_box(b, a, a.interior(), 1, {0, 0, 0});
+  }
+  const ReferenceResult ref = reference_solve(KernelKind::Rbgs, g, false, 2, 0, 0);
+  for (int k = 0; k < g[2]; ++k)
+    for (int j = 0; j < g[1]; ++j)
+      for (int i = 0; i < g[0]; ++i) EXPECT_EQ(a.at(i, j, k), ref.field[i + g[0] * (j + g[1] * k)]);
+}
+
 TEST(Kernels, CrsEqualsStencil) {
   std::array<int, 3> n{5, 4, 3};
   Field x(n), y1(n), y2(n);

@@ -71,11 +71,14 @@ struct KernelInfo {
   double bytes_per_point = 0;      // per iteration, stencil format
   double bytes_per_point_crs = 0;  // per iteration, CRS format (0: no stored form)
   double bytes_per_point_sell = 0; // per iteration, SELL format (0: no stored form)
-  int fields = 1;                  // arrays of doubles held over the whole grid
+  int fields = 1;                  // arrays of doubles held over the whole grid (at
+                                   // halo_depth 1; temporal blocking holds 2 at least)
   bool converges = false;          // runs until tol / max_iters, not a fixed iters
-  // Runs several sweeps per exchange (SolveConfig::halo_depth > 1) in the
+  // Runs several sweeps per exchange (SolveConfig::halo_depth > 1: that
+  // many of its sweeps_per_iteration sweeps, e.g. rbgs's colours) in the
   // stencil format: a two-field sweep whose points are computed the same way
-  // in the halo as in the box (Domain::sweep_block).
+  // in the halo as in the box (Domain::sweep_block), giving the field of
+  // halo depth 1 to the last bit.
   bool temporal_blocking = false;
   // Its one-sweep loop (halo_depth 1, stencil format) writes a second array
   // it does not read, and can write it with streaming stores

@@ -25,7 +25,7 @@ def add_study(sub: Subparsers) -> None:
     p = sub.add_parser("study", help="run the whole campaign here and write the report",
                        description="Runs hympi info, the benchmarks (beff, cyclic3d, pack, internode, "
                        "ratio), the overlap sweep, every kernel under every scheme (with thread "
-                       "traces) and jacobi and spmv with temporal blocking (--halo-depth) on this "
+                       "traces) and the kernels with temporal blocking (--halo-depth) on this "
                        "machine or allocation, appending each measurement to "
                        "DIR/results.jsonl as it is made, then fits the model and writes "
                        "DIR/report.html. Exit 0: all runs succeeded; 1: some failed (listed); "

@@ -345,8 +345,8 @@ class _Planner:
 
     def depths(self) -> None:
         """Temporal blocking: the kernels that have it (info's temporal_blocking:
-        jacobi and matrix-free spmv) with halos h deep, exchanged every h
-        iterations, the sweeps between cache-blocked (hympi solve --halo-depth),
+        jacobi, rbgs and matrix-free spmv) with halos h deep, exchanged every h
+        sweeps (rbgs: colours), the sweeps between cache-blocked (hympi solve --halo-depth),
         against the same run at depth 1. masteronly on the hybrid layout: every
         sweep of a block runs in the wavefront on the rank's threads. Depths
         deeper than grid / ranks could exceed a rank's box and are left out.

@@ -38,7 +38,7 @@ SECTIONS: list[tuple[str, str, Section]] = [
     ("timelines", "Thread timelines", sec.timelines),
     ("recommendation", "Recommendation", sec.recommendation),
     ("projection", "Projection to 16,384 nodes", sec.projection),
-    ("depth", "Temporal blocking (jacobi, spmv --halo-depth)", sections_depth.depth),
+    ("depth", "Temporal blocking (jacobi, rbgs, spmv --halo-depth)", sections_depth.depth),
 ]
 # Sections shown only when they hold something, numbered after the others.
 OPTIONAL_SECTIONS: list[tuple[str, str, Section]] = [

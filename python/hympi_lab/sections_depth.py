@@ -14,8 +14,8 @@ from .sections import Ctx
 
 
 _DEPTH_INTRO = (
-    "Halos h layers deep (with edges and corners) are exchanged every h iterations; the h "
-    "sweeps between run as a cache-blocked wavefront, masteronly on the study's layout "
+    "Halos h layers deep (with edges and corners) are exchanged every h sweeps (iterations; "
+    "rbgs: colours, two per iteration); the h sweeps between run as a cache-blocked wavefront, masteronly on the study's layout "
     "(spmv matrix-free). Fewer, larger messages and fewer passes over memory, for the same "
     "field to the last bit (the checksum column compares sum and l2 norm with the same "
     "kernel's depth-1 run exactly). Depth 1 writes its output with streaming stores where "
@@ -39,12 +39,12 @@ def _depth_table(b: Blocks, rows: list[dict[str, Any]], judged: bool = True) -> 
 
 
 def depth(ctx: Ctx) -> list[Block]:
-    """Temporal blocking: jacobi and spmv --halo-depth h against depth 1."""
+    """Temporal blocking: each kernel that has it (info) at --halo-depth h against depth 1."""
     b, study = ctx.blocks(), ctx.study
     rows = depth_rows(study)
     if not rows:
         b.missing("depth-table", "no run of the depth step (it runs when --steps includes depth "
-                  "and jacobi or spmv is among the kernels)")
+                  "and a kernel with temporal blocking is among them)")
         return b.items
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
     lacking = [k for k in kernels if min(r["depth"] for r in rows if r["kernel"] == k) != 1]

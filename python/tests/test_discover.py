@@ -47,7 +47,7 @@ def setting(ranks: int = 2, threads: int = 2, nodes: int = 1, rpn: int = 0) -> S
 
 def test_the_recorded_info_lists_what_the_plan_reads():
     assert buildinfo.kernel_names(INFO) == ["jacobi", "rbgs", "spmv", "cg"]
-    assert buildinfo.depth_kernels(INFO) == ["jacobi", "spmv"]
+    assert buildinfo.depth_kernels(INFO) == ["jacobi", "rbgs", "spmv"]
     assert [k for k in buildinfo.kernel_names(INFO) if buildinfo.converges(INFO, k)] == ["cg"]
     assert plan.study_steps(INFO) == ["info", "beff", "cyclic3d", "pack", "internode", "ratio",
                                       "overlap", "solve", "depth"]
@@ -71,7 +71,7 @@ def test_an_extra_kernel_and_benchmark_reach_the_plan():
     assert "--max-iters" in solve.args and "--iters" not in solve.args  # converges
     assert "--iters" in by_key["solve-jacobi-masteronly"].args
     assert {pt.key for pt in points if pt.step == "depth"} == {
-        f"depth-{k}-h{h}" for k in ("jacobi", "spmv", "copy7") for h in (1, 3)}
+        f"depth-{k}-h{h}" for k in ("jacobi", "rbgs", "spmv", "copy7") for h in (1, 3)}
 
 
 def test_a_kernel_out_of_the_default_study_runs_only_when_asked_for():
@@ -117,7 +117,7 @@ def test_names_are_checked_against_info():
                            "ratio, overlap, stream_x, solve, depth)")
     assert problems[1] == "--kernels: unknown kernel(s) lu (valid: jacobi, rbgs, spmv, cg, copy7)"
     assert plan.name_problems(StudyOptions(steps=["depth"], kernels=["cg"]), info) == [
-        "--steps depth runs jacobi, spmv and copy7 only: with these --kernels it has nothing to run"]
+        "--steps depth runs jacobi, rbgs, spmv and copy7 only: with these --kernels it has nothing to run"]
     assert plan.name_problems(StudyOptions(steps=["stream_x", "depth"], kernels=["copy7"]), info) == []
 
 

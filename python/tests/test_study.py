@@ -93,9 +93,9 @@ def test_quick_study_finishes_with_every_step(quick_study):
         for scheme in ("pure-mpi", "masteronly", "masteronly-threaded", "funneled", "multiple-m1",
                        "multiple-own", "adaptive"):
             assert f"solve-{kernel}-{scheme}" in solves
-    # temporal blocking: jacobi and matrix-free spmv at depth 1 and 3 (quick level), masteronly
+    # temporal blocking: jacobi, rbgs and matrix-free spmv at depth 1 and 3 (quick level), masteronly
     assert {k for k in status if k.startswith("depth-")} == {
-        "depth-jacobi-h1", "depth-jacobi-h3", "depth-spmv-h1", "depth-spmv-h3"}
+        f"depth-{k}-h{h}" for k in ("jacobi", "rbgs", "spmv") for h in (1, 3)}
     # the exact command of every run is logged
     log = (outdir / "commands.log").read_text()
     assert sorted(re.findall(r"^# \S+ (\S+)$", log, re.M)) == sorted(status)
@@ -138,10 +138,11 @@ def test_report_has_every_section_figure_and_the_recommendation(quick_study):
     # temporal blocking: depth 3 ran a third of the exchanges and gave depth 1's field exactly
     all_rows = report.depth_rows(report.load(outdir))
     assert [(r["kernel"], r["depth"]) for r in all_rows] == [("jacobi", 1), ("jacobi", 3),
-                                                            ("spmv", 1), ("spmv", 3)]
-    for kernel in ("jacobi", "spmv"):
+                                                            ("spmv", 1), ("spmv", 3),
+                                                            ("rbgs", 1), ("rbgs", 3)]
+    for kernel, sweeps in (("jacobi", 1), ("spmv", 1), ("rbgs", 2)):  # rbgs: a sweep per colour
         rows = {r["depth"]: r for r in all_rows if r["kernel"] == kernel}
-        assert rows[1]["exchanges"] == 6 and rows[3]["exchanges"] == 2
+        assert rows[1]["exchanges"] == 6 * sweeps and rows[3]["exchanges"] == 2 * sweeps
         # 3 layers per face (exactly 3x with the CI's 1-D split; edges and corners add more in 2-D)
         assert rows[3]["bytes"] >= 3 * rows[1]["bytes"] > 0
         assert rows[1]["same_field"] is True and rows[3]["same_field"] is True
@@ -348,7 +349,7 @@ def test_bad_layouts_and_launchers(tmp_path, capsys):
     assert "not built or not executable" in _bad(["study", "--hympi", "/nonexistent", "--out", out], capsys)
     assert "unknown step" in _bad(["study", "--steps", "beff,nope", "--out", out], capsys)
     assert "unknown kernel" in _bad(["study", "--kernels", "lu", "--out", out], capsys)
-    assert "--steps depth runs jacobi and spmv only" in _bad(["study", "--steps", "depth", "--kernels", "cg",
+    assert "--steps depth runs jacobi, rbgs and spmv only" in _bad(["study", "--steps", "depth", "--kernels", "cg",
                                                      "--out", out], capsys)
     assert "--emulated-nodes must be >= 2" in _bad(["study", "--emulated-nodes", "1", "--out", out], capsys)
     assert "divide" in _bad(["study", "--hostfile", _hostfile(tmp_path, 3), "--ranks", "4",
@@ -527,10 +528,10 @@ def test_default_layout_fits_the_cores(cores: int, numa: int, expected: tuple[in
 
 @pytest.mark.parametrize("level,ranks,kernels,expected", [
     ("default", 2, ["jacobi"], [1, 2, 4, 8]),
-    ("default", 2, None, [1, 2, 4, 8] * 2),          # jacobi, then spmv
+    ("default", 2, None, [1, 2, 4, 8] * 3),          # jacobi, rbgs, then spmv
     ("default", 32, ["jacobi"], [1, 2, 4]),  # 128 points over 32 ranks: at least 4 per rank
     ("quick", 16, ["spmv"], [1]),            # 24 / 16: depth 3 could exceed a rank's box
-    ("default", 2, ["cg"], []),              # temporal blocking runs jacobi and spmv only
+    ("default", 2, ["cg"], []),              # temporal blocking runs jacobi, rbgs and spmv only
 ])
 def test_depth_points_fit_the_ranks_boxes(level: str, ranks: int, kernels, expected) -> None:
     machine = study.Machine("host", 64, 1, {}, 64 << 30, None, "test")

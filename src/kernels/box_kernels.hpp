@@ -27,6 +27,11 @@ void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores = St
 // In-place update of the points of one colour ((gi+gj+gk) % 2 == colour,
 // global indices) in box; offset = global index of local point (0,0,0).
 void rbgs_box(Field& u, const Box& box, int colour, const std::array<int, 3>& offset);
+// The same colour as a two-field sweep (temporal blocking): out = rbgs_box's
+// value at the colour's points of box, in's value at the others (in and out
+// of one layout). In-place and two-field sweeps give the same bits.
+void rbgs_colour_box(const Field& in, Field& out, const Box& box, int colour,
+                     const std::array<int, 3>& offset);
 
 // ---- stencil.cpp: the operator A, shared by spmv and cg ----
 
