@@ -16,10 +16,13 @@
 .PHONY: all deps deps-test build build-mpich python study test test-openmpi test-mpich test-python demo bench bench-peers tsan asan check-all clean
 
 JOBS ?= 2
-OMPI_FLAGS := -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPI_C_COMPILER=mpicc.openmpi \
+# Sources compiled in unity batches (CMake's CMAKE_UNITY_BUILD): a fresh build
+# took 280 CPU-s against 336 one file at a time (Open MPI, -O3, 2 cores).
+UNITY := -DCMAKE_UNITY_BUILD=ON
+OMPI_FLAGS := $(UNITY) -DMPI_CXX_COMPILER=mpicxx.openmpi -DMPI_C_COMPILER=mpicc.openmpi \
   -DMPI_Fortran_COMPILER=mpif90.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi \
   "-DMPIEXEC_PREFLAGS=--oversubscribe;--bind-to;none"
-MPICH_FLAGS := -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_C_COMPILER=mpicc.mpich \
+MPICH_FLAGS := $(UNITY) -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_C_COMPILER=mpicc.mpich \
   -DMPI_Fortran_COMPILER=mpif90.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
   -DHYMPI_TEST_DECOMPOSITIONS=default
 export OMPI_ALLOW_RUN_AS_ROOT := 1
