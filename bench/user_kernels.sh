@@ -106,7 +106,11 @@ for line in open(path):
     rate[key][int(rnd)] = float(mlups)
     sums[key][int(rnd)] = open(sumfile).read()
 
-def spread(values, digits=0):
+def spread(values, digits=None):
+    # Rates in whole MLUP/s, but with two decimals where that would round a
+    # rate to 0 or 1 (the smoke test's tiny grid).
+    if digits is None:
+        digits = 0 if min(values) >= 100 else 2
     f = f"{{:.{digits}f}}"
     return f"{f.format(statistics.median(values))} ({f.format(min(values))}-{f.format(max(values))})"
 

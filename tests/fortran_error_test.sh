@@ -18,6 +18,13 @@ OMP_NUM_THREADS=2 timeout 60 "$mpiexec" -n 3 "${preflags[@]}" "$app" --abort < /
 rc=$?
 if [ "$rc" -eq 124 ]; then
   fail "the job did not stop within 60 s"
+elif [ "$rc" -eq 9 ] && [[ $mpiexec == *mpich* ]] \
+     && grep -qE "application called MPI_Abort\(comm=0x[0-9a-f]+, 3\)" "$tmp/err"; then
+  # MPICH's Hydra kills the other ranks with SIGKILL once one calls
+  # MPI_Abort; when it collects one of those before the aborting rank's own
+  # status, it returns 9 (seen once in a loaded CI run, not in six reruns).
+  # The abort code that hympi asked for, 3, is then in Hydra's message.
+  :
 elif [ "$rc" -ne 3 ]; then
   fail "exit code $rc, want 3 (hympi's MPI_Abort code for a failing update)"
 fi
