@@ -73,8 +73,8 @@ TEST_ENV = HYMPI_REQUIRE_NATIVE=1 HYMPI_REQUIRE_SLURM=$$([ "$$(id -u)" -eq 0 ] &
 test-python: build build-mpich python deps-test
 	$(TEST_ENV) bash scripts/run-tests.sh python
 
-# Every suite, in four lanes at once (cluster tests, Python tests, ctest of
-# each build), each to its end even when another fails; fails if any did.
+# Every suite, in three lanes at once (cluster tests, Python tests, ctest of
+# both builds), each to its end even when another fails; fails if any did.
 test: build build-mpich python deps-test
 	@$(TEST_ENV) CTEST_JOBS=$(CTEST_JOBS) bash scripts/run-tests.sh all
 
