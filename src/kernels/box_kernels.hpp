@@ -101,27 +101,47 @@ constexpr int kStreamLanes = 0;
 inline void stream_vector(double*, const double*) {}
 #endif
 
+// How far ahead of the row being computed a streaming sweep prefetches the
+// plane it reads from memory (k + 1), in doubles: 16 KiB, about eight rows
+// of a 256-wide box. Without it the core's time and the memory's add up
+// rather than overlap (bench/README, "The streaming floor"): the hardware
+// prefetcher alone keeps too few lines in flight once the loop computes
+// between its loads. 512 to 4096 doubles measured alike; 16 KiB is well
+// inside a page walk's reach and far enough to cover the memory's latency.
+constexpr std::ptrdiff_t kPrefetchAhead = 2048;
+
 // out[i] = value_at(i) for i in [0, n), the values computed by the same
-// expression either way. Streaming: the aligned whole vectors of the row go
-// through non-temporal stores (GCC keeps `lanes` in a register: one
-// computed vector, one MOVNTPD), the unaligned head and the tail through
-// ordinary ones. The caller ends its sweep with finish_streaming().
+// expression either way. Streaming: the row's whole 64-byte lines (from its
+// first aligned one) go through non-temporal stores, one line per step, the
+// line's vectors stored back to back (GCC keeps `lanes` in registers: the
+// computed vectors, then one MOVNTPD each), so that each write-combining
+// buffer fills at once; the unaligned head and the tail go through ordinary
+// stores. Each line's step also prefetches ahead[i] (ahead: the plane the
+// row's loads miss in, kPrefetchAhead doubles on; nullptr for none). The
+// caller ends its sweep with finish_streaming().
 template <class ValueAt>
 __attribute__((always_inline)) inline void write_row(double* __restrict out, int n, Stores stores,
-                                                     ValueAt value_at) {
+                                                     ValueAt value_at,
+                                                     const double* ahead = nullptr) {
   if (kStreamLanes == 0 || stores == Stores::Cached) {
 #pragma omp simd
     for (int i = 0; i < n; ++i) out[i] = value_at(i);
     return;
   }
-  constexpr std::uintptr_t kAlign = sizeof(double) * (kStreamLanes > 0 ? kStreamLanes : 1);
+  constexpr int kLine = 8;  // doubles per 64-byte line
+  constexpr int kLanes = kStreamLanes > 0 ? kStreamLanes : 1;
+  constexpr std::uintptr_t kLineBytes = sizeof(double) * kLine;
   int i = 0;
-  for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % kAlign != 0; ++i) out[i] = value_at(i);
-  for (; i + kStreamLanes <= n; i += kStreamLanes) {
-    alignas(kAlign) double lanes[kStreamLanes > 0 ? kStreamLanes : 1];
+  for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % kLineBytes != 0; ++i)
+    out[i] = value_at(i);
+  for (; i + kLine <= n; i += kLine) {
+#if defined(__SSE2__)
+    if (ahead) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T0);
+#endif
+    alignas(kLineBytes) double lanes[kLine];
 #pragma omp simd
-    for (int l = 0; l < kStreamLanes; ++l) lanes[l] = value_at(i + l);
-    stream_vector(out + i, lanes);
+    for (int l = 0; l < kLine; ++l) lanes[l] = value_at(i + l);
+    for (int v = 0; v < kLine; v += kLanes) stream_vector(out + i + v, lanes + v);
   }
   for (; i < n; ++i) out[i] = value_at(i);
 }

@@ -20,9 +20,13 @@ void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = u.index(box.lo[0], j, k);
       const double* __restrict c = u.data() + base;
-      write_row(u_new.data() + base, n, stores, [c, sj, sk](int i) {
-        return (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
-      });
+      write_row(
+          u_new.data() + base, n, stores,
+          [c, sj, sk](int i) {
+            return (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) *
+                   kSixth;
+          },
+          c + sk + detail::kPrefetchAhead);
     }
   }
   finish_streaming(stores);

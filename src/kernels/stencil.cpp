@@ -50,7 +50,7 @@ double stencil_sweep(const Field& x, Field& y, const Box& box, double scale, Sto
           dot += c[i] * v;
         }
       } else {
-        write_row(out, n, stores, value_at);
+        write_row(out, n, stores, value_at, c + sk + detail::kPrefetchAhead);
       }
     }
   }
