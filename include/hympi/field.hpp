@@ -22,6 +22,13 @@ namespace hympi {
 // that every rank decides alike even where the strides happen to agree).
 enum class RowLayout { Packed, CacheLine };
 
+// Asks Linux to back the whole 2 MiB pages inside [p, p + bytes) with huge
+// pages when they are first touched (call it before the first touch). Every
+// Field does so for its own memory; the benchmarks' reference copies do it
+// too, so that a kernel and its roofline see the same pages. Advice only:
+// where the system refuses it, or off Linux, nothing changes.
+void advise_huge_pages(void* p, std::size_t bytes);
+
 class Field {
  public:
   Field() = default;
