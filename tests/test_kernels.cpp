@@ -275,7 +275,7 @@ TEST(Kernels, SellMixedMasksEqualCrsBitwise) {
     s.off_ptr[c] = first;
   }
   s.off_ptr[chunks] = static_cast<std::int64_t>(kept.size());
-  s.off = kept;
+  s.off.assign(kept.begin(), kept.end());
   const Box boxes[] = {x.interior(), Box{{3, 1, 0}, {11, 4, 2}}, Box{{9, 0, 1}, {13, 2, 3}}};
   for (const Box& b : boxes) {
     Field y1(n), y2(n), y3(n);

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <new>
+#include <vector>
 
 #include "hympi/box.hpp"
 
@@ -28,6 +30,29 @@ enum class RowLayout { Packed, CacheLine };
 // too, so that a kernel and its roofline see the same pages. Advice only:
 // where the system refuses it, or off Linux, nothing changes.
 void advise_huge_pages(void* p, std::size_t bytes);
+
+// An allocator that gives every allocation advise_huge_pages before the
+// container's first write touches it: the stored matrices' arrays (CRS,
+// SELL) live in HugePageVectors, as the fields they multiply live on huge
+// pages.
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <class U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    void* p = ::operator new(n * sizeof(T));
+    advise_huge_pages(p, n * sizeof(T));
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p); }
+  friend bool operator==(const HugePageAllocator&, const HugePageAllocator&) { return true; }
+  friend bool operator!=(const HugePageAllocator&, const HugePageAllocator&) { return false; }
+};
+template <class T>
+using HugePageVector = std::vector<T, HugePageAllocator<T>>;
 
 class Field {
  public:

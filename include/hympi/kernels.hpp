@@ -144,9 +144,9 @@ bool streaming_stores_available();
 // boundary are not stored.
 struct CrsMatrix {
   std::array<int, 3> size{0, 0, 0};
-  std::vector<std::int64_t> row_ptr;
-  std::vector<std::int32_t> col;  // local boxes stay far below 2^31 points
-  std::vector<double> val;
+  HugePageVector<std::int64_t> row_ptr;
+  HugePageVector<std::int32_t> col;  // local boxes stay far below 2^31 points
+  HugePageVector<double> val;
   std::int64_t row(int i, int j, int k) const {
     return i + static_cast<std::int64_t>(size[0]) * (j + static_cast<std::int64_t>(size[1]) * k);
   }
@@ -174,12 +174,12 @@ CrsMatrix build_crs(const Field& layout, const std::array<bool, 6>& has_neighbou
 struct SellMatrix {
   std::array<int, 3> size{0, 0, 0};
   int chunks_per_line = 0;              // ceil(size[0] / kSellChunk)
-  std::vector<std::int64_t> chunk_ptr;  // first entry of chunk c; width = (ptr[c+1]-ptr[c]) / C
-  std::vector<std::int32_t> base;       // [chunk_ptr[c] / C + slot]: column of the slot's row 0
-  std::vector<std::uint8_t> mask;       // [c]: bit s set = slot s stores 16-bit offsets
-  std::vector<std::int64_t> off_ptr;    // [c]: the chunk's first offset in off
-  std::vector<std::uint16_t> off;       // per masked slot, C offsets: column = base + off
-  std::vector<double> val;
+  HugePageVector<std::int64_t> chunk_ptr;  // first entry of chunk c; width = (ptr[c+1]-ptr[c]) / C
+  HugePageVector<std::int32_t> base;       // [chunk_ptr[c] / C + slot]: column of the slot's row 0
+  HugePageVector<std::uint8_t> mask;       // [c]: bit s set = slot s stores 16-bit offsets
+  HugePageVector<std::int64_t> off_ptr;    // [c]: the chunk's first offset in off
+  HugePageVector<std::uint16_t> off;       // per masked slot, C offsets: column = base + off
+  HugePageVector<double> val;
   std::int64_t chunk(int ic, int j, int k) const {
     return ic + static_cast<std::int64_t>(chunks_per_line) *
                     (j + static_cast<std::int64_t>(size[1]) * k);
