@@ -213,9 +213,20 @@ def advise(f_comm: float, f_comp_non: float, n: int,
         m_min=model.m_min(f_comm, f_comp_non),
         partitioned_bound=model.epsilon_partitioned(f_comm, f_comp_non, n),
         inter_share=inter_share,
-        shared_window_bound=(None if inter_share is None else
-                             model.epsilon_shared_window(f_comm, f_comp_non, n, inter_share, 0.0)),
+        shared_window_bound=_shared_window_bound(f_comm, f_comp_non, n, inter_share),
     )
+
+
+def _shared_window_bound(f_comm: float, f_comp_non: float, n: int,
+                         inter_share: Optional[float]) -> Optional[float]:
+    """shared-window's ideal ratio (zero-copy intra-node faces), or None where
+    the inter-node share is unknown or the model gives no finite value."""
+    if inter_share is None:
+        return None
+    try:
+        return model.epsilon_shared_window(f_comm, f_comp_non, n, inter_share, 0.0)
+    except ValueError:
+        return None
 
 
 def box_samples(f_comm: float, f_comm_err: float, f_comp_non: float, f_comp_non_err: float,

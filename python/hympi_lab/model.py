@@ -156,15 +156,20 @@ def epsilon_shared_window(f_comm: float, f_comp_non: float, n: int, inter_share:
     and copies it out after a node barrier, measured on 16 cores at about the
     cost of a shared-memory message, i.e. intra_cost near 1).
     With n = 1 there is no overlap: epsilon = 1 / (f_comp_non +
-    f_comp_overlap + f_sw).
+    f_comp_overlap + f_sw). ValueError where nothing remains of the time
+    (f_comm = 1, all of it intra-node, intra_cost 0): no finite ratio.
     """
     if not 0.0 <= inter_share <= 1.0 or intra_cost < 0.0:
         raise ValueError("inter_share must lie in [0, 1] and intra_cost be >= 0")
     f_ov = f_comp_overlap(f_comm, f_comp_non)
     f_sw = f_comm * (inter_share + (1.0 - inter_share) * intra_cost)
-    if n < 2:
-        return 1.0 / (f_comp_non + f_ov + f_sw)
-    return 1.0 / (f_comp_non + max(f_sw, f_ov * n / (n - 1)))
+    left = f_comp_non + f_ov + f_sw if n < 2 else f_comp_non + max(f_sw, f_ov * n / (n - 1))
+    if left <= 0.0:
+        # All of masteronly's time was intra-node communication, which this
+        # model makes free: no finite ratio (a user's app can report that).
+        raise ValueError(f"no finite value: f_comm = {f_comm:.3g} is all intra-node "
+                         f"(inter-node share {inter_share:.3g}) and nothing else remains")
+    return 1.0 / left
 
 
 def epsilon_partitioned(f_comm: float, f_comp_non: float, n: int,

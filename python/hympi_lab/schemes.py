@@ -90,8 +90,9 @@ def _shared_window(t: Terms) -> float:
 
 
 # epsilon(f_comm, f_comp_non, n, m, inter_share) -> (value, note), or None
-# where the model does not apply (too few threads, no byte split measured).
-Epsilon = Callable[[float, float, int, int, Optional[float]], Optional[tuple[float, str]]]
+# where the model does not apply (too few threads, no byte split measured);
+# (None, why) where it applies but gives no finite value.
+Epsilon = Callable[[float, float, int, int, Optional[float]], Optional[tuple[Optional[float], str]]]
 
 
 def _eps_reserved(fixed_m: Optional[int]) -> Epsilon:
@@ -113,8 +114,11 @@ def _eps_shared_window(fc: float, fn: float, n: int, m: int,
     # intra-node faces as zero-copy.
     if share is None:
         return None
-    return (model.epsilon_shared_window(fc, fn, n, share),
-            f"zero-copy intra-node faces, inter-node share {share:.2f} (this package's model)")
+    try:
+        eps = model.epsilon_shared_window(fc, fn, n, share)
+    except ValueError as err:
+        return None, f"this package's model: {err}"
+    return eps, f"zero-copy intra-node faces, inter-node share {share:.2f} (this package's model)"
 
 
 def _eps_partitioned(fc: float, fn: float, n: int, m: int, share: Optional[float]) -> Optional[tuple[float, str]]:

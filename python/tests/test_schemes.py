@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hympi_lab import analysis, project as pj, schemes
+from hympi_lab import advise, analysis, model, project as pj, schemes
 from hympi_lab.errors import InputError
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -96,6 +96,24 @@ def test_validation_rows_come_from_the_table():
     for label in ("multiple-own", "new-scheme"):
         assert rows[label].predicted is None
         assert rows[label].note == "no equation in the papers for this scheme"
+
+
+def test_a_shared_window_model_without_a_finite_value_is_a_note_not_a_crash():
+    # A user's app reported masteronly's time as all communication, none of
+    # it inter-node (CI, 2026-11-27: the study's report died dividing by zero).
+    def run(scheme: str) -> analysis.SolveRun:
+        return analysis.SolveRun(f"solve-app-{scheme}", "user:heat", scheme, scheme, 0, 2, 2, 1.0, 0.99,
+                                 1.01, 1.0, {"f_comm": 1.0, "f_comp_non": 0.0}, {}, "", None, 0.0)
+    rows = {v.label: v for v in analysis.validations({"user:heat": [run("masteronly"),
+                                                                    run("shared-window")]})}
+    assert rows["shared-window"].predicted is None
+    assert "no finite value" in rows["shared-window"].note
+    with pytest.raises(ValueError, match="no finite value"):
+        model.epsilon_shared_window(1.0, 0.0, 2, 0.0)
+    with pytest.raises(ValueError, match="no finite value"):
+        model.epsilon_shared_window(1.0, 0.0, 1, 0.0)
+    assert model.epsilon_shared_window(1.0, 0.0, 2, 0.5) == pytest.approx(2.0)
+    assert advise.advise(1.0, 0.0, 2, inter_share=0.0).shared_window_bound is None
 
 
 def test_sweep_time_without_a_model_says_so():
