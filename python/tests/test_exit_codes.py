@@ -116,7 +116,12 @@ def _stopped_study(tmp_path: Path, signum: int, code: int) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "hympi_lab.cli", "study", "--quick", "--ranks", "2", "--threads", "1",
          "--steps", "info", "--no-report", "--hympi", str(failing_hympi(tmp_path, "sleep 60")),
-         "--out", str(tmp_path / "s")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+         "--out", str(tmp_path / "s")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        # SIGINT back to its default in the child: a test run started as a
+        # background job (`make test &`) ignores SIGINT, the child inherits
+        # that, and Python then installs no KeyboardInterrupt handler (the
+        # study rightly respects an ignored SIGINT). As in test_study.py.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not (tmp_path / "s" / "raw").is_dir() and time.monotonic() < deadline:
