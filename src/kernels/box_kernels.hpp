@@ -106,8 +106,7 @@ inline void stream_vector(double*, const double*) {}
 // of a 256-wide box. Without it the core's time and the memory's add up
 // rather than overlap (bench/README, "The streaming floor"): the hardware
 // prefetcher alone keeps too few lines in flight once the loop computes
-// between its loads. 512 to 4096 doubles measured alike; 16 KiB is well
-// inside a page walk's reach and far enough to cover the memory's latency.
+// between its loads. 512 to 4096 doubles ahead measured alike.
 constexpr std::ptrdiff_t kPrefetchAhead = 2048;
 
 // out[i] = value_at(i) for i in [0, n), the values computed by the same
