@@ -61,10 +61,11 @@ class Progress:
     def finish(self, point: Point, outcome: RunOutcome, left_s: float) -> None:
         self.done += 1
         self.left_s = left_s
-        mark = "ok" if outcome.status == "ok" else f"FAILED ({outcome.reason})"
+        mark = f"FAILED ({outcome.reason})" if outcome.status != "ok" else (
+            f"ok ({outcome.reason})" if outcome.reason else "ok")
         if self.bar is not None:
             self.bar.update(1)
-            if outcome.status != "ok":
+            if mark != "ok":
                 self.bar.write(f"  {point.key}: {mark}")
         else:
             print(f"[{self.done}/{self.total}] {point.step}: {point.label}: {mark} "

@@ -1,0 +1,89 @@
+"""run_point against a stand-in for hympi: a run that dies of SIGSEGV after
+writing its complete result (Open MPI 4.1's crash in MPI_Finalize,
+open-mpi/ompi#10117) is run once more; any other crash fails the point."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from hympi_lab.launch import Setting
+from hympi_lab.plan import Point
+from hympi_lab.runpoint import run_point
+from hympi_lab.studydir import COMMANDS, RAW
+
+# A stand-in for `hympi solve ... --json PATH`: counts its runs in
+# runs.txt beside PATH's folder, writes a result (or not), then dies of
+# SIGSEGV on the runs that CRASH names ("after": with its result written,
+# "before": without it).
+FAKE = r'''
+import json, os, signal, sys
+from pathlib import Path
+args = sys.argv[1:]
+json_path = Path(args[args.index("--json") + 1])
+count_file = json_path.parent.parent / "runs.txt"
+run = int(count_file.read_text()) + 1 if count_file.exists() else 1
+count_file.write_text(str(run))
+plan = json.loads(os.environ["FAKE_PLAN"])   # one entry per run: "ok", "after", "before"
+what = plan[min(run, len(plan)) - 1]
+if what == "before":
+    os.kill(os.getpid(), signal.SIGSEGV)
+json_path.write_text(json.dumps({"context": {"ranks": 2},
+                                 "results": [{"kind": "solve", "time_s": 0.5 + run}]}))
+print("result written")
+sys.stdout.flush()
+if what == "after":
+    os.kill(os.getpid(), signal.SIGSEGV)
+'''
+
+
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str]):
+    fake = tmp_path / "fake_hympi.py"
+    fake.write_text(f"#!{sys.executable}\n" + FAKE)
+    fake.chmod(0o755)
+    outdir = tmp_path / "study"
+    (outdir / RAW).mkdir(parents=True)
+    monkeypatch.setenv("FAKE_PLAN", json.dumps(plan))
+    # The launcher word and its rank count are dropped; the stand-in runs directly.
+    launcher = [sys.executable, "-c", "import os, sys; os.execv(sys.argv[3], sys.argv[3:])", "-n"]
+    setting = Setting(2, 1, 2, 1, "real", 0, False, launcher, "none", {})
+    point = Point("solve-jacobi-masteronly", "solve", ["solve", "--kernel", "jacobi"], 2, 1,
+                  "solve-jacobi-masteronly.json", cores_per_rank=1)
+    outcome = run_point(point, setting, str(fake), outdir, timeout_s=60)
+    runs = int((outdir / "runs.txt").read_text())
+    return outcome, runs, outdir
+
+
+def test_a_crash_after_the_complete_result_runs_the_point_again(tmp_path, monkeypatch):
+    outcome, runs, outdir = run(tmp_path, monkeypatch, ["after", "ok"])
+    assert runs == 2
+    assert outcome.status == "ok" and outcome.exit_code == 0
+    assert "ran twice" in outcome.reason and "ompi#10117" in outcome.reason
+    # The second run's result, not the first's.
+    assert [r["result"]["time_s"] for r in outcome.records] == [2.5]
+    log = (outdir / RAW / "solve-jacobi-masteronly.log").read_text()
+    assert log.count("result written") == 2 and "# run (again" in log
+    assert (outdir / COMMANDS).read_text().count("fake_hympi.py") == 2
+
+
+def test_a_crash_before_the_result_fails_without_running_again(tmp_path, monkeypatch):
+    outcome, runs, _ = run(tmp_path, monkeypatch, ["before", "ok"])
+    assert runs == 1
+    assert outcome.status == "failed" and outcome.exit_code == -11
+    assert outcome.reason == "exit code -11"
+
+
+def test_a_point_that_crashes_twice_fails(tmp_path, monkeypatch):
+    outcome, runs, _ = run(tmp_path, monkeypatch, ["after", "after"])
+    assert runs == 2
+    assert outcome.status == "failed" and outcome.exit_code == -11
+    assert outcome.records == []
+
+
+def test_a_clean_run_runs_once_with_no_note(tmp_path, monkeypatch):
+    outcome, runs, _ = run(tmp_path, monkeypatch, ["ok"])
+    assert runs == 1
+    assert outcome.status == "ok" and outcome.reason == ""
