@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
-from .errors import InputError
+from .figjobs import FigureJobs
 
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
@@ -89,6 +89,7 @@ class Blocks:
     """A section's content in order; figures are drawn into `figdir`."""
     figdir: Path
     items: list[Block] = field(default_factory=list)
+    jobs: Optional[FigureJobs] = None     # where figures are drawn; None: here, in turn
 
     def p(self, text: str, cls: str = "", pid: str = "") -> None:
         self.items.append(Paragraph(text, cls, safe_id(pid) if pid else ""))
@@ -98,16 +99,24 @@ class Blocks:
                                 safe_id(tid) if tid else ""))
 
     def figure(self, fid: str, draw: Callable[[list[str]], Any], caption: str) -> None:
-        """draw(paths) writes the PNG; a failure becomes a note, never a lost report."""
+        """draw(paths) writes the PNG, in `jobs` (side by side with other
+        figures; the image is in the Figure once jobs.finish() returned) or
+        here; a failure becomes a note, never a lost report."""
         fid = safe_id(fid)
         path = self.figdir / f"{fid}.png"
-        try:
-            draw([str(path)])
-            data = base64.b64encode(path.read_bytes()).decode("ascii")
-        except (InputError, ValueError, OSError, KeyError, IndexError, ZeroDivisionError) as err:
-            self.items.append(Figure(fid, "", note=f"Figure not drawn: {err}"))
-            return
-        self.items.append(Figure(fid, caption, data))
+        fig = Figure(fid, caption)
+        self.items.append(fig)
+
+        def done(note: Optional[str]) -> None:
+            if note is None:
+                try:
+                    fig.data = base64.b64encode(path.read_bytes()).decode("ascii")
+                    return
+                except OSError as err:
+                    note = str(err)
+            fig.caption, fig.note = "", f"Figure not drawn: {note}"
+
+        (self.jobs or FigureJobs(1)).submit(fid, lambda: draw([str(path)]), done)
 
     def missing(self, fid: str, why: str) -> None:
         self.items.append(Figure(safe_id(fid), "", note=f"Not measured: {why}"))

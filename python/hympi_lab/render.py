@@ -21,6 +21,7 @@ from .analysis import (DEPTH_SECTION, fits, kernel_advice, load, recommendation,
 from .atomic import write_atomic
 from .content import Block, Paragraph
 from .errors import OutputError
+from .figjobs import FigureJobs, default_workers
 
 Section = Callable[[sec.Ctx], list[Block]]
 
@@ -92,13 +93,15 @@ def write_report(outdir: Path) -> str:
     # A user's program whose runs disagree on a field gets no recommendation.
     verdict = agreement.guard(recommendation(study, advice, fit), study, advice,
                               agreement.check(study)[0])
-    ctx = sec.Ctx(study, outdir, fit, runs, advice, verdict, plotting, trace_mod, NUMBERS)
+    jobs = FigureJobs(default_workers())
+    ctx = sec.Ctx(study, outdir, fit, runs, advice, verdict, plotting, trace_mod, NUMBERS, jobs)
     summary: list[Block] = [Paragraph(verdict, "verdict", "summary", ("recommendation", "Details"))]
     rendered = [RenderedSection(sid, NUMBERS[sid], title, fn(ctx)) for sid, title, fn in SECTIONS]
     for sid, title, fn in OPTIONAL_SECTIONS:
         blocks = fn(ctx)
         if blocks:
             rendered.append(RenderedSection(sid, len(rendered) + 1, title, blocks))
+    jobs.finish()  # every figure drawn (or its note) before the page is
     host = study.header.get("machine", {}).get("host", "")
     write_atomic(outdir / "report.html", render_page(f"hympi study report: {host}", summary, rendered))
     write_csv(study, outdir / "results.csv")

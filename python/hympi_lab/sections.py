@@ -9,7 +9,7 @@ import math
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
 
 from . import judge, schemes as schemes_mod, sections_app
 from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, determined, fitted, user_kernels,
@@ -17,6 +17,7 @@ from .analysis import (NOISE_FLOOR, KernelAdvice, SolveRun, Study, determined, f
 from .judge import num
 from .content import Block, Blocks, slug
 from .errors import InputError
+from .figjobs import FigureJobs
 
 K = TypeVar("K")
 
@@ -33,6 +34,7 @@ class Ctx:
     plotting: Any                       # the plotting module (matplotlib loads with it)
     trace: Any                          # the trace module
     numbers: dict[str, int] = field(default_factory=dict)   # section id -> its number
+    figures: Optional[FigureJobs] = None  # draws the figures (render.write_report waits for it)
 
     @property
     def nodes_label(self) -> str:
@@ -40,7 +42,7 @@ class Ctx:
         return f"{st.get('nodes', '?')} {st.get('nodes_kind', '?')} nodes"
 
     def blocks(self) -> Blocks:
-        return Blocks(self.outdir / "figures")
+        return Blocks(self.outdir / "figures", jobs=self.figures)
 
 
 def _xy_series(records: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], K],
