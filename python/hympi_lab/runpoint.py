@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from . import apprepeat
 from .atomic import write_atomic
@@ -81,14 +81,13 @@ def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_
             return _run_app(point, setting, outdir, timeout_s)
         argv = point_command(point, setting, hympi, outdir)
         outcome = _run_native(point, setting, outdir, argv, timeout_s, "")
-        if _crashed_after_its_result(point, outdir, outcome, timeout_s):
+        json_path = outdir / RAW / point.json_name
+        if _finalize_crash(outcome, lambda: _outcome(point, json_path, 0, False, outcome.wall_s,
+                                                     outcome.stderr_tail, timeout_s)):
             first = outcome.exit_code
-            outcome = _run_native(point, setting, outdir, argv, timeout_s,
-                                  f" (again: the first run died with exit code {first} after its result)")
+            outcome = _run_native(point, setting, outdir, argv, timeout_s, _again_note(first))
             if outcome.status == "ok":
-                outcome.reason = (f"ran twice: the first run died with exit code {first} after writing "
-                                  "its complete result (Open MPI's crash in MPI_Finalize, "
-                                  "open-mpi/ompi#10117)")
+                outcome.reason = f"ran twice: the first run {_AFTER_RESULT.format(code=first)}"
     except OSError as err:  # the study directory's disk, not the run
         raise OutputError(f"cannot write in {outdir}: {err.strerror or err}") from None
     outcome.command = argv
@@ -112,16 +111,23 @@ def _run_native(point: Point, setting: Setting, outdir: Path, argv: list[str], t
     return _outcome(point, json_path, code, timed_out, wall, tail, timeout_s)
 
 
-def _crashed_after_its_result(point: Point, outdir: Path, outcome: RunOutcome, timeout_s: float) -> bool:
-    """A run killed by SIGSEGV or SIGBUS whose result file is complete (all
-    that _outcome checks holds but the exit code): Open MPI's finalize crash
-    (FINALIZE_CRASH_CODES), not a crash of hympi's own, which dies before
-    rank 0 writes the result at the end of the run."""
+_AFTER_RESULT = ("died with exit code {code} after writing its complete result (Open MPI's crash "
+                 "in MPI_Finalize, open-mpi/ompi#10117)")
+
+
+def _again_note(code: Optional[int]) -> str:
+    return f" (again: the run before died with exit code {code} after its result)"
+
+
+def _finalize_crash(outcome: RunOutcome, as_if_clean: Callable[[], RunOutcome]) -> bool:
+    """A run killed by SIGSEGV or SIGBUS whose result files are complete
+    (as_if_clean: what _outcome says of them with exit code 0): Open MPI's
+    finalize crash (FINALIZE_CRASH_CODES). A program that crashes during
+    its run dies before it writes its result (hympi's rank 0 writes at the
+    end of the run; the file of an earlier run is removed first)."""
     if outcome.status == "ok" or outcome.timed_out or outcome.exit_code not in FINALIZE_CRASH_CODES:
         return False
-    as_if_clean = _outcome(point, outdir / RAW / point.json_name, 0, False, outcome.wall_s,
-                           outcome.stderr_tail, timeout_s)
-    return as_if_clean.status == "ok"
+    return as_if_clean().status == "ok"
 
 
 def _launch(point: Point, setting: Setting, outdir: Path, argv: list[str], extra: dict[str, str],
@@ -150,22 +156,23 @@ def _run_app(point: Point, setting: Setting, outdir: Path, timeout_s: float) -> 
     raw, log_path = outdir / RAW, outdir / RAW / f"{point.key}.log"
     docs: list[dict[str, Any]] = []
     wall_total, argv = 0.0, []
+    again: list[str] = []
     log_path.write_text("", encoding="utf-8")
     for r in range(1, point.repeat + 1):
         report = raw / f"{point.key}.run{r}.json"
         trace = raw / f"{point.key}.run{r}.trace.json" if point.trace_name else None
-        for stale in (report, trace):  # a run of an earlier attempt (--resume)
-            if stale is not None and stale.exists():
-                stale.unlink()
         argv = point_command(point, setting, "", outdir, str(report))
-        env = _launch(point, setting, outdir, argv,
-                      {"HYMPI_REPORT_JSON": str(report), "HYMPI_TRACE_JSON": str(trace or "")},
-                      f" (run {r} of {point.repeat})")
-        with open(log_path, "a", encoding="utf-8") as log:
-            log.write(f"# run {r} of {point.repeat}\n")
-        code, timed_out, wall, tail = _execute(argv, env, log_path, timeout_s, append=True)
+        code, timed_out, wall, tail = _run_app_once(point, setting, outdir, argv, r, report, trace,
+                                                    timeout_s, "")
         wall_total += wall
         outcome = _outcome(point, report, code, timed_out, wall_total, tail, timeout_s, trace)
+        if _finalize_crash(outcome, lambda: _outcome(point, report, 0, False, wall_total, tail,
+                                                     timeout_s, trace)):
+            again.append(f"run {r} {_AFTER_RESULT.format(code=code)}")
+            code, timed_out, wall, tail = _run_app_once(point, setting, outdir, argv, r, report, trace,
+                                                        timeout_s, _again_note(code))
+            wall_total += wall
+            outcome = _outcome(point, report, code, timed_out, wall_total, tail, timeout_s, trace)
         if outcome.status != "ok":
             if point.repeat > 1:
                 outcome.reason = f"run {r} of {point.repeat}: {outcome.reason}"
@@ -178,8 +185,27 @@ def _run_app(point: Point, setting: Setting, outdir: Path, timeout_s: float) -> 
         shutil.copyfile(raw / f"{point.key}.run{median_run + 1}.trace.json", raw / point.trace_name)
     outcome = RunOutcome("ok", 0, False, wall_total, tail,
                          [_result_line(point, merged["context"], rec) for rec in merged["results"]])
+    if again:
+        outcome.reason = "ran again: " + "; ".join(again)
     outcome.command = argv
     return outcome
+
+
+def _run_app_once(point: Point, setting: Setting, outdir: Path, argv: list[str], r: int, report: Path,
+                  trace: Optional[Path], timeout_s: float,
+                  note: str) -> tuple[Optional[int], bool, float, str]:
+    """Run r of the user's program, after its report and trace of an
+    earlier attempt (--resume, or the run before a rerun) are removed."""
+    for stale in (report, trace):
+        if stale is not None:
+            stale.unlink(missing_ok=True)
+    env = _launch(point, setting, outdir, argv,
+                  {"HYMPI_REPORT_JSON": str(report), "HYMPI_TRACE_JSON": str(trace or "")},
+                  f" (run {r} of {point.repeat}){note}")
+    log_path = outdir / RAW / f"{point.key}.log"
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"# run {r} of {point.repeat}{note}\n")
+    return _execute(argv, env, log_path, timeout_s, append=True)
 
 
 # hympi's own exit codes (README, "Exit codes"), named in a failed run's reason.

@@ -23,7 +23,8 @@ FAKE = r'''
 import json, os, signal, sys
 from pathlib import Path
 args = sys.argv[1:]
-json_path = Path(args[args.index("--json") + 1])
+# hympi's own run names its file with --json; a user's program is told by the study.
+json_path = Path(args[args.index("--json") + 1] if "--json" in args else os.environ["HYMPI_REPORT_JSON"])
 count_file = json_path.parent.parent / "runs.txt"
 run = int(count_file.read_text()) + 1 if count_file.exists() else 1
 count_file.write_text(str(run))
@@ -32,7 +33,9 @@ what = plan[min(run, len(plan)) - 1]
 if what == "before":
     os.kill(os.getpid(), signal.SIGSEGV)
 json_path.write_text(json.dumps({"context": {"ranks": 2},
-                                 "results": [{"kind": "solve", "time_s": 0.5 + run}]}))
+                                 "results": [{"kind": "solve", "kernel": "user:heat",
+                                              "time_s": 0.5 + run if "--json" in args
+                                              else {"median": 0.5 + run}}]}))
 print("result written")
 sys.stdout.flush()
 if what == "after":
@@ -40,7 +43,7 @@ if what == "after":
 '''
 
 
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str]):
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str], app_repeat: int = 0):
     fake = tmp_path / "fake_hympi.py"
     fake.write_text(f"#!{sys.executable}\n" + FAKE)
     fake.chmod(0o755)
@@ -52,6 +55,9 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str]):
     setting = Setting(2, 1, 2, 1, "real", 0, False, launcher, "none", {})
     point = Point("solve-jacobi-masteronly", "solve", ["solve", "--kernel", "jacobi"], 2, 1,
                   "solve-jacobi-masteronly.json", cores_per_rank=1)
+    if app_repeat:  # a user's program (--app), run app_repeat times
+        point = Point("solve-app-masteronly", "solve", [], 2, 1, "solve-app-masteronly.json",
+                      cores_per_rank=1, app=[str(fake), "--scheme", "masteronly"], repeat=app_repeat)
     outcome = run_point(point, setting, str(fake), outdir, timeout_s=60)
     runs = int((outdir / "runs.txt").read_text())
     return outcome, runs, outdir
@@ -87,3 +93,22 @@ def test_a_clean_run_runs_once_with_no_note(tmp_path, monkeypatch):
     outcome, runs, _ = run(tmp_path, monkeypatch, ["ok"])
     assert runs == 1
     assert outcome.status == "ok" and outcome.reason == ""
+
+
+def test_a_users_program_that_crashes_after_its_report_runs_that_run_again(tmp_path, monkeypatch):
+    # Three runs; the second dies after its report and runs once more.
+    outcome, runs, outdir = run(tmp_path, monkeypatch, ["ok", "after", "ok", "ok"], app_repeat=3)
+    assert runs == 4
+    assert outcome.status == "ok"
+    assert outcome.reason.startswith("ran again: run 2 died with exit code -11 after writing")
+    merged = json.loads((outdir / RAW / "solve-app-masteronly.json").read_text())["results"][0]
+    # Runs 1, 3 and 4 of the program: the crashed run's report is not among them.
+    assert [r["time_s"] for r in merged["runs"]] == [1.5, 3.5, 4.5]
+    log = (outdir / RAW / "solve-app-masteronly.log").read_text()
+    assert "# run 2 of 3 (again: the run before died with exit code -11" in log
+
+
+def test_a_users_program_that_crashes_before_its_report_fails(tmp_path, monkeypatch):
+    outcome, runs, _ = run(tmp_path, monkeypatch, ["ok", "before", "ok"], app_repeat=3)
+    assert runs == 2
+    assert outcome.status == "failed" and outcome.reason == "run 2 of 3: exit code -11"
