@@ -43,7 +43,7 @@ build-mpich: deps
 
 # The report test opens the study's report in headless Chromium; the Slurm
 # test (python/tests/test_slurm_cluster.py) runs Debian's Slurm and munge.
-deps-test:
+deps-test: deps
 	@bash scripts/install-deps.sh chromium slurm
 
 python: deps
@@ -53,17 +53,18 @@ STUDY_ARGS ?=
 study: build python
 	@.venv/bin/hympi-lab study $(STUDY_ARGS)
 
-# Open MPI's suite runs two tests at a time: most of its time is launch
-# latency, not CPU (measured under the same load: 335 s with -j 1, 204 s with
-# -j 2, all 43 passing). MPICH's ranks yield-poll and keep the cores busy, so
-# -j 2 gained nothing there (169 s against 170 s): one at a time. Tests that
-# need the machine to themselves are RUN_SERIAL (tests/CMakeLists.txt).
+# Each suite runs two tests at a time: most of its time is launch latency,
+# not CPU (Open MPI, under the same load: 335 s with -j 1, 204 s with -j 2).
+# MPICH's waiting ranks sleep (tests/mpich_idle_wait.c), so its suite gains as
+# much: 89 s with -j 2 against 142 s with -j 1, alone on the 2 cores, about
+# 150 CPU-s either way. Tests that need the machine to themselves are
+# RUN_SERIAL (tests/CMakeLists.txt).
 CTEST_JOBS ?= 2
 test-openmpi: build
 	cd build && ctest --output-on-failure -j $(CTEST_JOBS)
 
 test-mpich: build-mpich
-	cd build-mpich && ctest --output-on-failure -j 1
+	cd build-mpich && ctest --output-on-failure -j $(CTEST_JOBS)
 
 # The study tests run the real native build: a missing one fails, not skips.
 # As root the Slurm cluster test (scripts/slurm-cluster) must run too.
@@ -75,7 +76,11 @@ test-python: build build-mpich python deps-test
 
 # Every suite, in three lanes at once (cluster tests, Python tests, ctest of
 # both builds), each to its end even when another fails; fails if any did.
-test: build build-mpich python deps-test
+# First the two builds, the Python environment and the test packages, at
+# once: pip's install is one core's work for about 45 s on a fresh clone,
+# which the compiles' serial steps (configure, link) leave room for.
+test:
+	@$(MAKE) --no-print-directory -j 4 --output-sync=line build build-mpich python deps-test
 	@$(TEST_ENV) CTEST_JOBS=$(CTEST_JOBS) bash scripts/run-tests.sh all
 
 demo: build

@@ -10,9 +10,10 @@
 #   python lane   every other Python test on PYTEST_WORKERS pytest-xdist
 #                 workers (default 2), a module per worker at a time
 #                 (--dist loadfile: a module's shared fixture is made once).
-#   ctest lane    ctest in build/ (Open MPI, CTEST_JOBS at a time, default 2),
-#                 then in build-mpich/ (MPICH, one at a time: its ranks
-#                 poll), emulated_cluster left to the cluster lane.
+#   ctest lane    ctest in build/ (Open MPI), then in build-mpich/ (MPICH),
+#                 CTEST_JOBS tests at a time (default 2; MPICH's waiting
+#                 ranks sleep, tests/mpich_idle_wait.c), emulated_cluster
+#                 left to the cluster lane.
 #
 # usage: scripts/run-tests.sh all|python [pytest arguments...]
 #   all      the three lanes (make test)
@@ -63,7 +64,7 @@ ctest_lane() {
     echo "---- ctest, Open MPI (build/) ----"
     (cd build && ctest --output-on-failure -j "$ctest_jobs" -E '^emulated') || status=1
     echo "---- ctest, MPICH (build-mpich/) ----"
-    (cd build-mpich && ctest --output-on-failure -j 1 -E '^emulated') || status=1
+    (cd build-mpich && ctest --output-on-failure -j "$ctest_jobs" -E '^emulated') || status=1
     return "$status"
 }
 
