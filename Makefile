@@ -80,7 +80,7 @@ test-python: build build-mpich python deps-test
 # once: pip's install is one core's work for about 45 s on a fresh clone,
 # which the compiles' serial steps (configure, link) leave room for.
 test:
-	@$(MAKE) --no-print-directory -j 4 --output-sync=line build build-mpich python deps-test
+	@$(MAKE) --no-print-directory -j 4 build build-mpich python deps-test
 	@$(TEST_ENV) CTEST_JOBS=$(CTEST_JOBS) bash scripts/run-tests.sh all
 
 demo: build
