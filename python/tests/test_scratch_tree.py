@@ -131,11 +131,8 @@ def test_a_scheme_and_a_benchmark_are_one_file_and_one_line_each(tmp_path: Path)
     assert "throwaway" in [s["name"] for s in info["schemes"]]
     assert "throwaway-barrier" in [b["name"] for b in info["benchmarks"]]
 
-    study = tmp_path / "study"
     lab = [sys.executable, "-m", "hympi_lab.cli"]
-    run(lab + ["study", "--quick", "--ranks", "2", "--threads", "2", "--kernels", "jacobi",
-               "--steps", "info,beff,solve,throwaway-barrier", "--hympi", str(hympi), "--out", str(study)],
-        timeout=600, env=env, cwd=tmp_path)
+    study, projected = study_and_project(lab, hympi, tmp_path, env)
     lines = [json.loads(x) for x in (study / "results.jsonl").read_text().splitlines()]
     ok = {r["point"] for r in lines if r["record"] == "point" and r["status"] == "ok"}
     assert "solve-jacobi-throwaway" in ok, sorted(ok)
@@ -147,7 +144,28 @@ def test_a_scheme_and_a_benchmark_are_one_file_and_one_line_each(tmp_path: Path)
     assert "jacobi throwaway" in page or ">throwaway<" in page, "the scheme is not in the report"
     assert "Other benchmarks" in page and "throwaway-barrier" in page
 
-    projected = run(lab + ["project", str(study), "--json", "-"], timeout=300, env=env, cwd=tmp_path)
     doc = json.loads(projected.stdout)
     # No cost model for it in schemes.py: a row and a note say so, never an error.
     assert "no prediction for throwaway" in json.dumps(doc), "project does not name the new scheme"
+
+
+def study_and_project(lab: list[str], hympi: Path, tmp_path: Path,
+                      env: dict[str, str]) -> tuple[Path, subprocess.CompletedProcess]:
+    """A quick study with the new pieces, and `project` of it. The quick
+    ping-pong goes to 64 KiB only: under `make test`'s other lanes its time
+    can come out flat over the lengths, and project rightly refuses such data
+    (exit 2, "the ping-pong does not give link parameters"; seen once in a
+    fresh-clone run). That is the machine's load, not the plumbing this test
+    checks, so that one refusal measures once more; anything else fails."""
+    for attempt in (1, 2):
+        study = tmp_path / f"study{attempt}"
+        run(lab + ["study", "--quick", "--ranks", "2", "--threads", "2", "--kernels", "jacobi",
+                   "--steps", "info,beff,solve,throwaway-barrier", "--hympi", str(hympi), "--out", str(study)],
+            timeout=600, env=env, cwd=tmp_path)
+        cmd = lab + ["project", str(study), "--json", "-"]
+        projected = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        if projected.returncode == 0:
+            return study, projected
+        flat = projected.returncode == 2 and "the ping-pong does not give link parameters" in projected.stderr
+        assert attempt == 1 and flat, f"{' '.join(cmd)} exited {projected.returncode}:\n{projected.stderr[-3000:]}"
+    raise AssertionError("unreachable")
