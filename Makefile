@@ -43,7 +43,7 @@ build-mpich: deps
 
 # The report test opens the study's report in headless Chromium; the Slurm
 # test (python/tests/test_slurm_cluster.py) runs Debian's Slurm and munge.
-deps-test: deps
+deps-test:
 	@bash scripts/install-deps.sh chromium slurm
 
 python: deps
@@ -76,11 +76,9 @@ test-python: build build-mpich python deps-test
 
 # Every suite, in three lanes at once (cluster tests, Python tests, ctest of
 # both builds), each to its end even when another fails; fails if any did.
-# First the two builds, the Python environment and the test packages, at
-# once: pip's install is one core's work for about 45 s on a fresh clone,
-# which the compiles' serial steps (configure, link) leave room for.
-test:
-	@$(MAKE) --no-print-directory -j 4 build build-mpich python deps-test
+# (The builds and the Python environment made at once, make -j 4, took
+# 308-342 s from a fresh clone against 299-317 s one after another: not kept.)
+test: build build-mpich python deps-test
 	@$(TEST_ENV) CTEST_JOBS=$(CTEST_JOBS) bash scripts/run-tests.sh all
 
 demo: build
