@@ -33,7 +33,7 @@ from .buildinfo import Info
 from .options import NAME_PATTERN, StudyOptions, app_kernel, app_problems
 from .plan import LEVELS, Point, build_plan, dropped, estimate_s, kernels_of, name_problems, steps_of
 from .results import now_iso
-from .runpoint import RunOutcome, point_status_line, run_point
+from .runpoint import FINALIZE_CRASH_CODES, RunOutcome, point_status_line, run_point
 from .slurm import allocation, job_ending
 from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, append_lines, check_outdir,
                        check_room, load_results, load_study, prepare_outdir, rewrite_results,
@@ -137,6 +137,27 @@ def check_options(opts: StudyOptions) -> None:
         raise InputError("; ".join(problems))
 
 
+def _run_info(argv: list[str], env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        raise InputError(f"'{shlex.join(argv)}' did not finish in {timeout_s:g} s: "
+                         "is the launcher working on this machine?") from None
+    except OSError as err:
+        raise InputError(f"cannot run {argv[0]}: {err.strerror or err}") from None
+
+
+def _first_document(stdout: str) -> Optional[dict[str, Any]]:
+    """The first JSON document printed, when it is an info document (a
+    scheme list); None otherwise."""
+    try:
+        info, _ = json.JSONDecoder().raw_decode(stdout.lstrip())
+    except json.JSONDecodeError:
+        return None
+    return info if isinstance(info, dict) and isinstance(info.get("schemes"), list) else None
+
+
 def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
     """What this build offers (schemes, kernels, benchmarks): `hympi info
     --json` at one rank, the whole document."""
@@ -147,14 +168,11 @@ def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
     env = dict(os.environ)
     env.update(setting.pure_env or setting.env)
     env["OMP_NUM_THREADS"] = "1"
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
-    except subprocess.TimeoutExpired:
-        raise InputError(f"'{shlex.join(argv)}' did not finish in {timeout_s:g} s: "
-                         "is the launcher working on this machine?") from None
-    except OSError as err:
-        raise InputError(f"cannot run {argv[0]}: {err.strerror or err}") from None
+    proc = _run_info(argv, env, timeout_s)
+    if proc.returncode in FINALIZE_CRASH_CODES and _first_document(proc.stdout) is not None:
+        # Open MPI's crash in MPI_Finalize after the document was printed
+        # (runpoint.FINALIZE_CRASH_CODES): once more, as for a study's run.
+        proc = _run_info(argv, env, timeout_s)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         hint = ""

@@ -1,6 +1,7 @@
-"""run_point against a stand-in for hympi: a run that dies of SIGSEGV after
-writing its complete result (Open MPI 4.1's crash in MPI_Finalize,
-open-mpi/ompi#10117) is run once more; any other crash fails the point."""
+"""run_point and discover_info against a stand-in for hympi: a run that
+dies of SIGSEGV after writing its complete result (Open MPI 4.1's crash in
+MPI_Finalize, open-mpi/ompi#10117) is run once more; any other crash fails
+the point (or, for `hympi info`, the study, as bad input)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from hympi_lab.errors import InputError
 from hympi_lab.launch import Setting
 from hympi_lab.plan import Point
 from hympi_lab.runpoint import run_point
+from hympi_lab.study import discover_info
 from hympi_lab.studydir import COMMANDS, RAW
 
 # A stand-in for `hympi solve ... --json PATH`: counts its runs in
@@ -112,3 +115,47 @@ def test_a_users_program_that_crashes_before_its_report_fails(tmp_path, monkeypa
     outcome, runs, _ = run(tmp_path, monkeypatch, ["ok", "before", "ok"], app_repeat=3)
     assert runs == 2
     assert outcome.status == "failed" and outcome.reason == "run 2 of 3: exit code -11"
+
+
+# `hympi info --json`, which the study runs first to learn the build's
+# schemes: the same crash after the document was printed runs it once more.
+INFO_FAKE = r'''
+import json, os, signal, sys
+from pathlib import Path
+count = Path(os.environ["FAKE_COUNT"])
+run = int(count.read_text()) + 1 if count.exists() else 1
+count.write_text(str(run))
+plan = json.loads(os.environ["FAKE_PLAN"])
+what = plan[min(run, len(plan)) - 1]
+if what == "before":
+    os.kill(os.getpid(), signal.SIGSEGV)
+print(json.dumps({"context": {"ranks": 1}, "schemes": [{"name": "masteronly"}], "run": run}))
+sys.stdout.flush()
+if what == "after":
+    os.kill(os.getpid(), signal.SIGSEGV)
+'''
+
+
+def discover(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str]):
+    fake = tmp_path / "fake_info.py"
+    fake.write_text(f"#!{sys.executable}\n" + INFO_FAKE)
+    fake.chmod(0o755)
+    monkeypatch.setenv("FAKE_PLAN", json.dumps(plan))
+    monkeypatch.setenv("FAKE_COUNT", str(tmp_path / "runs.txt"))
+    launcher = [sys.executable, "-c", "import os, sys; os.execv(sys.argv[3], sys.argv[3:])", "-n"]
+    setting = Setting(2, 1, 2, 1, "real", 0, False, launcher, "none", {})
+    return lambda: discover_info(setting, str(fake), 60), tmp_path / "runs.txt"
+
+
+def test_info_that_crashes_after_its_document_runs_again(tmp_path, monkeypatch):
+    probe, runs = discover(tmp_path, monkeypatch, ["after", "ok"])
+    info = probe()
+    assert info["run"] == 2 and runs.read_text() == "2"
+
+
+@pytest.mark.parametrize("plan, runs_made", [(["before", "ok"], "1"), (["after", "after"], "2")])
+def test_info_that_crashes_before_its_document_or_twice_is_bad_input(tmp_path, monkeypatch, plan, runs_made):
+    probe, runs = discover(tmp_path, monkeypatch, plan)
+    with pytest.raises(InputError, match=r"failed \(exit -11\)"):
+        probe()
+    assert runs.read_text() == runs_made
