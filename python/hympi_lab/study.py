@@ -183,17 +183,14 @@ def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
                     "against the MPI whose PMI plugin that is? SLURM_MPI_TYPE chooses another)")
         raise InputError(f"'{shlex.join(argv)}' failed (exit {proc.returncode}): {' / '.join(tail)}"
                          + hint)
-    try:
-        # The first document: separate 1-rank jobs (see above) print one each.
-        info, _ = json.JSONDecoder().raw_decode(proc.stdout.lstrip())
-        if not isinstance(info, dict) or not isinstance(info["schemes"], list):
-            raise TypeError
-    except (json.JSONDecodeError, KeyError, TypeError):
+    # The first document: separate 1-rank jobs (see above) print one each.
+    info = _first_document(proc.stdout)
+    if info is None:
         if probe_ranks > 1 and proc.stdout.count('"schemes"') > 1:
             # The interleaved documents of separate 1-rank jobs (see above).
             info = {"context": {"ranks": 1}}
         else:
-            raise InputError(f"'{shlex.join(argv)}' printed no scheme list") from None
+            raise InputError(f"'{shlex.join(argv)}' printed no scheme list")
     world = info.get("context", {}).get("ranks") if isinstance(info.get("context"), dict) else None
     if probe_ranks > 1 and world != probe_ranks:
         raise InputError(f"'{shlex.join(argv)}' started {probe_ranks} separate MPI jobs, not one of "
