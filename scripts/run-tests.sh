@@ -71,11 +71,12 @@ ctest_lane() {
 # Every launch reads the machine's topology with hwloc, in mpirun and in each
 # rank: a 2-rank `hympi info` under Open MPI took 0.217 CPU-s, 0.166 with the
 # topology read from a file; MPICH's ctest suite 172 CPU-s, 149 from a file
-# (2026-11-28, this 2-core VM). The python and ctest lanes, which run on this
-# machine alone, read it from the file lstopo writes below, of this machine,
-# now; Open MPI through its hwloc_base_topo_file, MPICH through hwloc's
-# HWLOC_XMLFILE (set for its ctest only: the study's own lstopo must see the
-# machine). The cluster lane's nodes probe for themselves, as users' runs do.
+# (2026-11-28, this 2-core VM). The ctest lane, which runs on this machine
+# alone, reads it from the file lstopo writes below, of this machine, now:
+# Open MPI through its hwloc_base_topo_file, MPICH through hwloc's
+# HWLOC_XMLFILE. The study does the same for its own Open MPI runs on one
+# machine (launch.with_topology_file), so the python lane needs nothing; the
+# cluster lane's nodes probe for themselves, as users' runs there do.
 topology="$logs/topology.xml"
 lstopo-no-graphics --of xml "$topology" 2>/dev/null || topology=""
 # with_topology openmpi|mpich COMMAND...: COMMAND with the topology file, if any.
@@ -107,7 +108,7 @@ if [ "$what" = all ]; then
 fi
 set +m
 
-with_topology openmpi pytest_ok -q -n "$workers" --dist loadfile -m "not cluster" python/tests "$@"
+pytest_ok -q -n "$workers" --dist loadfile -m "not cluster" python/tests "$@"
 echo $? >"$logs/python.rc"
 echo $(( $(date +%s) - start )) >"$logs/python.s"
 wait "${lane_pids[@]}" 2>/dev/null

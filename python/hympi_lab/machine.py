@@ -8,7 +8,11 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
+
+from .atomic import write_atomic
+from .errors import OutputError
 
 
 @dataclass
@@ -29,12 +33,10 @@ def detect_machine() -> Machine:
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     numa, caches, how = 1, {}, "lstopo not found: NUMA domains and caches unknown"
-    lstopo = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    lstopo = _lstopo()
     if lstopo:
         try:
-            xml = subprocess.run([lstopo, "--of", "xml"], capture_output=True, text=True,
-                                 timeout=30, check=True).stdout
-            numa, caches = _parse_lstopo(xml)
+            numa, caches = _parse_lstopo(lstopo_xml(lstopo))
             how = f"hwloc ({os.path.basename(lstopo)} --of xml)"
         except (subprocess.SubprocessError, OSError, ET.ParseError) as err:
             how = f"lstopo failed ({err}); NUMA domains and caches unknown"
@@ -48,6 +50,33 @@ def detect_machine() -> Machine:
         pass
     slurm = {k: v for k, v in os.environ.items() if k.startswith("SLURM_")} or None
     return Machine(os.uname().nodename, cores, numa, caches, memory, slurm, how)
+
+
+def _lstopo() -> Optional[str]:
+    return shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+
+
+def lstopo_xml(lstopo: str) -> str:
+    """This machine's topology as hwloc's XML (raises on failure)."""
+    return subprocess.run([lstopo, "--of", "xml"], capture_output=True, text=True,
+                          timeout=30, check=True).stdout
+
+
+def write_topology(path: Path) -> bool:
+    """This machine's topology, as lstopo's XML, whole at `path`, for Open
+    MPI to read instead of probing it at every launch (launch.py,
+    with_topology_file). False, and nothing written, when lstopo is missing
+    or fails, its XML does not parse, or the file cannot be written."""
+    lstopo = _lstopo()
+    if not lstopo:
+        return False
+    try:
+        xml = lstopo_xml(lstopo)
+        ET.fromstring(xml)
+        write_atomic(path, xml)
+    except (subprocess.SubprocessError, OSError, ET.ParseError, OutputError):
+        return False
+    return True
 
 
 def _parse_lstopo(xml: str) -> tuple[int, dict[str, int]]:

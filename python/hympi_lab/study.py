@@ -26,8 +26,9 @@ from typing import Any, Callable, Optional, TextIO
 
 from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_OUTPUT, EXIT_TERMINATED, EXIT_USAGE,
                      InputError, OutputError)
-from .launch import LAUNCHERS, EmulatedCluster, Setting, repo_root, resolve_setting
-from .machine import Machine, detect_machine
+from .launch import (LAUNCHERS, EmulatedCluster, Setting, reads_topology_file, repo_root, resolve_setting,
+                     with_topology_file)
+from .machine import Machine, detect_machine, write_topology
 from . import buildinfo
 from .buildinfo import Info
 from .options import NAME_PATTERN, StudyOptions, app_kernel, app_problems
@@ -35,9 +36,9 @@ from .plan import LEVELS, Point, build_plan, dropped, estimate_s, kernels_of, na
 from .results import now_iso
 from .runpoint import FINALIZE_CRASH_CODES, RunOutcome, point_status_line, run_point
 from .slurm import allocation, job_ending
-from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, append_lines, check_outdir,
-                       check_room, load_results, load_study, prepare_outdir, rewrite_results,
-                       rewrite_study)
+from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, TOPOLOGY, append_lines,
+                       check_outdir, check_room, load_results, load_study, prepare_outdir,
+                       rewrite_results, rewrite_study)
 
 
 # --- progress ----------------------------------------------------------------------
@@ -248,6 +249,8 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
               "schemes": buildinfo.schemes(info) if info else None,
               "left_out": _left_out(opts, setting, info)}
     prepare_outdir(outdir, header, resume)
+    if emulated is None and reads_topology_file(setting, opts) and write_topology(outdir / TOPOLOGY):
+        setting = with_topology_file(setting, (outdir / TOPOLOGY).resolve())
     _record_start(outdir, loaded or header, machine, setting, info, opts)
     try:
         if emulated is not None:

@@ -47,6 +47,7 @@ RESULTS = "results.jsonl"
 STUDY_FILE = "study.json"
 COMMANDS = "commands.log"
 RAW = "raw"
+TOPOLOGY = "topology.xml"  # lstopo's XML of the machine, read by Open MPI's runs
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 RECORD_SCHEMA = SCHEMAS / "study-record.schema.json"

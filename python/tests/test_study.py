@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,14 @@ def test_quick_study_finishes_with_every_step(quick_study):
     # ... after the line that says where the study started and how it launches
     assert re.match(r"# \S+ start: host \S+; 2 ranks x 2 threads; launcher: ", log)
     assert all(re.search(rf"--json \S*raw/{re.escape(k)}\.json", log) for k in status)
+    # Open MPI's runs read the machine's topology from the file the study wrote
+    # (launch.with_topology_file) instead of probing it at every launch.
+    if "OMPI_MCA_hwloc_base_topo_file" not in os.environ:
+        topo = outdir / "topology.xml"
+        assert ET.parse(topo).getroot().tag == "topology"
+        commands = re.findall(r"^OMP_NUM_THREADS=.*$", log, re.M)
+        assert len(commands) == len(status)
+        assert all(f"OMPI_MCA_hwloc_base_topo_file={topo.resolve()}" in c for c in commands)
 
 
 def test_every_line_validates_against_the_schema(quick_study):

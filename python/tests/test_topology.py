@@ -1,0 +1,82 @@
+"""The study's Open MPI runs on one machine read its topology from the file
+that lstopo writes into the study directory (machine.write_topology,
+launch.with_topology_file), and only those runs: every other launcher,
+MPI and setting probes the topology as before. The quick study in
+test_study.py checks the file and its use in every logged command."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from hympi_lab import machine
+from hympi_lab.launch import Setting, reads_topology_file, with_topology_file
+from hympi_lab.options import StudyOptions
+
+VAR = "OMPI_MCA_hwloc_base_topo_file"
+
+
+def setting(kind: str = "virtual", pure: bool = True) -> Setting:
+    return Setting(2, 2, 2, 2 if kind == "virtual" else 1, kind, 1, True, ["mpirun.openmpi", "-n"], "none",
+                   {"OMPI_MCA_pml": "ob1"}, ["mpirun.openmpi", "-n"] if pure else [], "none",
+                   {"OMP_WAIT_POLICY": "passive"} if pure else {})
+
+
+def test_write_topology_writes_lstopo_xml_whole(tmp_path: Path) -> None:
+    if not (machine.shutil.which("lstopo-no-graphics") or machine.shutil.which("lstopo")):
+        pytest.skip("hwloc's lstopo is not installed")
+    path = tmp_path / "topology.xml"
+    assert machine.write_topology(path)
+    root = ET.parse(path).getroot()
+    assert root.tag == "topology" and any(o.get("type") == "Core" for o in root.iter("object"))
+
+
+def test_no_file_without_lstopo_or_room(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not machine.write_topology(tmp_path / "missing-dir" / "topology.xml")
+    assert not (tmp_path / "missing-dir").exists()
+    monkeypatch.setattr(machine.shutil, "which", lambda name: None)
+    assert not machine.write_topology(tmp_path / "topology.xml")
+    assert not (tmp_path / "topology.xml").exists()
+
+
+def test_lstopo_that_fails_or_prints_no_xml_leaves_no_file(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    for body in ("exit 3", "echo '<topology><object'"):
+        fake = tmp_path / "lstopo"
+        fake.write_text(f"#!/bin/sh\n{body}\n")
+        fake.chmod(0o755)
+        monkeypatch.setattr(machine.shutil, "which", lambda name, f=fake: str(f))
+        assert not machine.write_topology(tmp_path / "topology.xml"), body
+        assert not (tmp_path / "topology.xml").exists()
+
+
+def test_open_mpi_on_one_machine_reads_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(VAR, raising=False)
+    assert reads_topology_file(setting(), StudyOptions(mpi="openmpi"))
+    assert reads_topology_file(setting(), StudyOptions(mpi="openmpi", launcher="mpiexec"))
+    got = with_topology_file(setting(), Path("/s/topology.xml"))
+    assert got.env == {"OMPI_MCA_pml": "ob1", VAR: "/s/topology.xml"}
+    assert got.pure_env == {"OMP_WAIT_POLICY": "passive", VAR: "/s/topology.xml"}
+    assert got.launch(1)[2][VAR] == got.launch(2)[2][VAR] == "/s/topology.xml"
+    # without a separate pure-MPI launcher its (empty) environment stays empty
+    assert with_topology_file(setting(pure=False), Path("/t")).pure_env == {}
+
+
+@pytest.mark.parametrize("opts, kind", [
+    (StudyOptions(mpi="mpich"), "virtual"),                       # MPICH probes for itself
+    (StudyOptions(mpi="openmpi", launcher="srun"), "virtual"),    # srun: Slurm starts the ranks
+    (StudyOptions(mpi="openmpi", hostfile="hosts"), "virtual"),   # other machines
+    (StudyOptions(mpi="openmpi"), "real"),                        # several nodes
+    (StudyOptions(mpi="openmpi"), "emulated"),
+])
+def test_every_other_setting_probes_as_before(opts: StudyOptions, kind: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(VAR, raising=False)
+    assert not reads_topology_file(setting(kind), opts)
+
+
+def test_the_users_own_topology_file_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(VAR, "/mine.xml")
+    assert not reads_topology_file(setting(), StudyOptions(mpi="openmpi"))
