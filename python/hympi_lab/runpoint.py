@@ -101,16 +101,29 @@ def _run_native(point: Point, setting: Setting, outdir: Path, argv: list[str], t
     """One run of hympi itself; the result and trace files of an earlier run
     go first, so that what is read afterwards is this run's."""
     json_path = outdir / RAW / point.json_name
-    json_path.unlink(missing_ok=True)
-    if point.trace_name:
-        (outdir / RAW / point.trace_name).unlink(missing_ok=True)
-    env = _launch(point, setting, outdir, argv, {}, note)
-    log_path = outdir / RAW / f"{point.key}.log"
-    if note:
-        with open(log_path, "a", encoding="utf-8") as log:
-            log.write(f"# run{note}\n")
-    code, timed_out, wall, tail = _execute(argv, env, log_path, timeout_s, append=bool(note))
+    trace = outdir / RAW / point.trace_name if point.trace_name else None
+    code, timed_out, wall, tail = _run_once(point, setting, outdir, argv, timeout_s, [json_path, trace],
+                                            {}, note, f"# run{note}" if note else "")
     return _outcome(point, json_path, code, timed_out, wall, tail, timeout_s)
+
+
+def _run_once(point: Point, setting: Setting, outdir: Path, argv: list[str], timeout_s: float,
+              stale: list[Optional[Path]], extra: dict[str, str], note: str,
+              marker: str) -> tuple[Optional[int], bool, float, str]:
+    """One launch of argv for `point`. The files an earlier attempt left
+    (`stale`: --resume, or the run before a rerun) go first, so that what is
+    read afterwards is this run's; the command goes to commands.log (with
+    `note`). With a `marker` line the run's output is appended to the
+    point's log after it, else it replaces the log."""
+    for path in stale:
+        if path is not None:
+            path.unlink(missing_ok=True)
+    env = _launch(point, setting, outdir, argv, extra, note)
+    log_path = outdir / RAW / f"{point.key}.log"
+    if marker:
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(marker + "\n")
+    return _execute(argv, env, log_path, timeout_s, append=bool(marker))
 
 
 _AFTER_RESULT = ("died with exit code {code} after writing its complete result (Open MPI's crash "
@@ -196,18 +209,11 @@ def _run_app(point: Point, setting: Setting, outdir: Path, timeout_s: float) -> 
 def _run_app_once(point: Point, setting: Setting, outdir: Path, argv: list[str], r: int, report: Path,
                   trace: Optional[Path], timeout_s: float,
                   note: str) -> tuple[Optional[int], bool, float, str]:
-    """Run r of the user's program, after its report and trace of an
-    earlier attempt (--resume, or the run before a rerun) are removed."""
-    for stale in (report, trace):
-        if stale is not None:
-            stale.unlink(missing_ok=True)
-    env = _launch(point, setting, outdir, argv,
-                  {"HYMPI_REPORT_JSON": str(report), "HYMPI_TRACE_JSON": str(trace or "")},
-                  f" (run {r} of {point.repeat}){note}")
-    log_path = outdir / RAW / f"{point.key}.log"
-    with open(log_path, "a", encoding="utf-8") as log:
-        log.write(f"# run {r} of {point.repeat}{note}\n")
-    return _execute(argv, env, log_path, timeout_s, append=True)
+    """Run r of the user's program, told where to write its report and
+    trace; the point's log gathers every run's output."""
+    return _run_once(point, setting, outdir, argv, timeout_s, [report, trace],
+                     {"HYMPI_REPORT_JSON": str(report), "HYMPI_TRACE_JSON": str(trace or "")},
+                     f" (run {r} of {point.repeat}){note}", f"# run {r} of {point.repeat}{note}")
 
 
 # hympi's own exit codes (README, "Exit codes"), named in a failed run's reason.
