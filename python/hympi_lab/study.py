@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, TextIO
 from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_OUTPUT, EXIT_TERMINATED, EXIT_USAGE,
                      InputError, OutputError)
 from .launch import (LAUNCHERS, EmulatedCluster, Setting, reads_topology_file, repo_root, resolve_setting,
-                     with_topology_file)
+                     topology_file_works, with_topology_file)
 from .machine import Machine, detect_machine, write_topology
 from . import buildinfo
 from .buildinfo import Info
@@ -249,8 +249,8 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
               "schemes": buildinfo.schemes(info) if info else None,
               "left_out": _left_out(opts, setting, info)}
     prepare_outdir(outdir, header, resume)
-    if emulated is None and reads_topology_file(setting, opts) and write_topology(outdir / TOPOLOGY):
-        setting = with_topology_file(setting, (outdir / TOPOLOGY).resolve())
+    if emulated is None and reads_topology_file(setting, opts):
+        setting = _topology_from_file(setting, outdir / TOPOLOGY)
     _record_start(outdir, loaded or header, machine, setting, info, opts)
     try:
         if emulated is not None:
@@ -289,6 +289,18 @@ def run_study(opts: StudyOptions, outdir: Path, resume: bool, out: TextIO,
             return EXIT_USAGE if isinstance(err, InputError) else EXIT_OUTPUT
         print(f"\nreport: {outdir / 'report.html'}\n{summary}", file=out, flush=True)
     return code
+
+
+def _topology_from_file(setting: Setting, path: Path) -> Setting:
+    """`setting` with Open MPI reading the machine's topology from `path`,
+    written now by lstopo (launch.with_topology_file), where lstopo runs and
+    mpirun starts with it; otherwise `setting` as it was, and no file."""
+    if write_topology(path):
+        trial = with_topology_file(setting, path.resolve())
+        if topology_file_works(trial):
+            return trial
+        path.unlink(missing_ok=True)
+    return setting
 
 
 def _left_out(opts: StudyOptions, setting: Setting, info: Info) -> list[dict[str, str]]:

@@ -6,13 +6,15 @@ test_study.py checks the file and its use in every logged command."""
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from hympi_lab import machine
-from hympi_lab.launch import Setting, reads_topology_file, with_topology_file
+from hympi_lab import study
+from hympi_lab.launch import Setting, reads_topology_file, topology_file_works, with_topology_file
 from hympi_lab.options import StudyOptions
 
 VAR = "OMPI_MCA_hwloc_base_topo_file"
@@ -80,3 +82,24 @@ def test_every_other_setting_probes_as_before(opts: StudyOptions, kind: str,
 def test_the_users_own_topology_file_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(VAR, "/mine.xml")
     assert not reads_topology_file(setting(), StudyOptions(mpi="openmpi"))
+
+
+def mpirun_setting() -> Setting:
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_pml": "ob1"}
+    return Setting(2, 1, 2, 2, "virtual", 1, True, ["mpirun.openmpi", "--oversubscribe", "-n"], "none", env)
+
+
+@pytest.mark.skipif(not shutil.which("mpirun.openmpi") or not shutil.which("lstopo-no-graphics"),
+                    reason="needs Open MPI's mpirun and hwloc's lstopo")
+def test_a_file_open_mpi_cannot_read_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(VAR, raising=False)
+    good = study._topology_from_file(mpirun_setting(), tmp_path / "topology.xml")
+    assert good.env[VAR] == str((tmp_path / "topology.xml").resolve()) and topology_file_works(good)
+    # An XML this hwloc cannot load (as an older hwloc in Open MPI would find
+    # lstopo's): mpirun fails in orte_init, so the study probes as before.
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<?xml version="1.0"?><topology version="9.0"><object type="Machine"/></topology>\n')
+    assert not topology_file_works(with_topology_file(mpirun_setting(), bad))
+    monkeypatch.setattr(study, "write_topology", lambda path: bool(path.write_text(bad.read_text())))
+    kept = study._topology_from_file(mpirun_setting(), tmp_path / "other.xml")
+    assert kept == mpirun_setting() and not (tmp_path / "other.xml").exists()
