@@ -250,8 +250,13 @@ def test_a_requeued_job_resumes_its_study_by_itself(slurm_cluster, tmp_path):  #
     # Released in the same second as the requeue revoked its old credential,
     # a node may refuse the new one (Slurm compares whole seconds) and the job
     # ends FAILED without running again: seen twice in fresh-clone CI runs
-    # once the suite had become faster; so a second passes first.
-    time.sleep(2)
+    # once the suite had become faster; so a second passes first. And the old
+    # run's step gets its SIGKILL only KillWait (5 s, scripts/slurm-cluster)
+    # after the requeue's SIGTERM, while the new run numbers its steps from 0
+    # again: a new step 11.4 launched 7 s after the requeue failed ("StepId=11.4
+    # aborted before step completely launched", fresh-clone CI, 2026-11-28),
+    # likely beside the old step of that id. So KillWait and 2 s pass first.
+    time.sleep(7)
     slurm_cluster.exec(["scontrol", "update", f"JobId={job}", "StartTime=now"], timeout=30)
     record = slurm_cluster.wait_job(job, 300)
     output = job_output(tmp_path, job)
