@@ -130,9 +130,14 @@ def test_a_lost_node_goes_down_fails_its_job_and_comes_back(slurm_cluster: Slurm
     slurm_cluster.stop_node(1)
     assert slurm_cluster.wait_node_state(1, ["down"], timeout=60).startswith("down")
     took = time.monotonic() - started
-    assert slurm_cluster.wait_job(job, timeout=30)["JobState"] == "NODE_FAIL"
-    assert took < 50, f"Slurm took {took:.0f}s to declare the node DOWN"
+    # NODE_FAIL when slurmctld ends the job for its DOWN node first; FAILED
+    # when srun, which lost its task on that node, ends the batch script
+    # first (seen once in a fresh-clone CI run, 2026-11-28). Either way the
+    # lost node failed the job, and the node must come back.
+    record = slurm_cluster.wait_job(job, timeout=30)
     slurm_cluster.start_node(1)
+    assert record["JobState"] in ("NODE_FAIL", "FAILED"), record
+    assert took < 50, f"Slurm took {took:.0f}s to declare the node DOWN"
     slurm_cluster.wait_node_state(0, ["idle"], timeout=30)
     slurm_cluster.wait_node_state(1, ["idle"], timeout=30)
     # and the node works again
