@@ -62,11 +62,23 @@ cluster_lane() {
 ctest_lane() {
     local status=0
     echo "---- ctest, Open MPI (build/) ----"
-    (cd build && with_topology openmpi ctest --output-on-failure -j "$ctest_jobs" -E '^emulated') || status=1
+    (cd build && with_topology openmpi $batch ctest --output-on-failure -j "$ctest_jobs" -E '^emulated') || status=1
     echo "---- ctest, MPICH (build-mpich/) ----"
     (cd build-mpich && with_topology mpich ctest --output-on-failure -j "$ctest_jobs" -E '^emulated') || status=1
     return "$status"
 }
+
+# Open MPI's suite runs under SCHED_BATCH, whose woken threads do not preempt
+# the one that woke them. Open MPI 4.1's MPI_Wait in a THREAD_MULTIPLE run
+# (ompi_request_default_wait) wakes a waiting thread, which then spins until
+# its waker clears a flag; preempted on a shared core, the waker cannot, and
+# the spin lasts the rest of a time slice: a third of test_schemes' CPU time
+# (perf). The suite took 105 s and 180 CPU-s against 126 s and 217 CPU-s,
+# alone on the 2 cores (2026-11-29). MPICH's is not: its idle-wait sleeps
+# (tests/mpich_idle_wait.c) then wait a time slice to run again, and its
+# heat test took 87 s against 19 s.
+batch=""
+command -v chrt >/dev/null && chrt --batch 0 true 2>/dev/null && batch="chrt --batch 0"
 
 # Every launch reads the machine's topology with hwloc, in mpirun and in each
 # rank: a 2-rank `hympi info` under Open MPI took 0.217 CPU-s, 0.166 with the
@@ -74,7 +86,9 @@ ctest_lane() {
 # (2026-11-28, this 2-core VM). The ctest lane, which runs on this machine
 # alone, reads it from the file lstopo writes below, of this machine, now:
 # Open MPI through its hwloc_base_topo_file, MPICH through hwloc's
-# HWLOC_XMLFILE. The study does the same for its own Open MPI runs on one
+# HWLOC_XMLFILE; mpirun's PMIx server, which would probe once more with the
+# PCI devices, through PMIX_MCA_pmix_hwloc_topo_file (a 2-rank launch: 0.151
+# against 0.162 CPU-s, 3 x 40 launches each, 2026-11-29). The study does the same for its own Open MPI runs on one
 # machine (launch.with_topology_file), so the python lane needs nothing; the
 # cluster lane's nodes probe for themselves, as users' runs there do.
 topology="$logs/topology.xml"
@@ -83,7 +97,9 @@ lstopo-no-graphics --of xml "$topology" 2>/dev/null || topology=""
 with_topology() {
     local mpi=$1; shift
     if [ -z "$topology" ]; then "$@"
-    elif [ "$mpi" = openmpi ]; then OMPI_MCA_hwloc_base_topo_file=${OMPI_MCA_hwloc_base_topo_file:-$topology} "$@"
+    elif [ "$mpi" = openmpi ]; then
+        OMPI_MCA_hwloc_base_topo_file=${OMPI_MCA_hwloc_base_topo_file:-$topology} \
+            PMIX_MCA_pmix_hwloc_topo_file=${PMIX_MCA_pmix_hwloc_topo_file:-$topology} "$@"
     else HWLOC_XMLFILE=${HWLOC_XMLFILE:-$topology} HWLOC_THISSYSTEM=1 "$@"
     fi
 }

@@ -107,12 +107,14 @@ def test_quick_study_finishes_with_every_step(quick_study):
     assert all(re.search(rf"--json \S*raw/{re.escape(k)}\.json", log) for k in status)
     # Open MPI's runs read the machine's topology from the file the study wrote
     # (launch.with_topology_file) instead of probing it at every launch.
-    if "OMPI_MCA_hwloc_base_topo_file" not in os.environ:
+    # mpirun's PMIx server too (PMIX_MCA_pmix_hwloc_topo_file).
+    if not {"OMPI_MCA_hwloc_base_topo_file", "PMIX_MCA_pmix_hwloc_topo_file"} & set(os.environ):
         topo = outdir / "topology.xml"
         assert ET.parse(topo).getroot().tag == "topology"
         commands = re.findall(r"^OMP_NUM_THREADS=.*$", log, re.M)
         assert len(commands) == len(status)
-        assert all(f"OMPI_MCA_hwloc_base_topo_file={topo.resolve()}" in c for c in commands)
+        assert all(f"OMPI_MCA_hwloc_base_topo_file={topo.resolve()}" in c
+                   and f"PMIX_MCA_pmix_hwloc_topo_file={topo.resolve()}" in c for c in commands)
 
 
 def test_every_line_validates_against_the_schema(quick_study):

@@ -18,6 +18,7 @@ from hympi_lab.launch import Setting, reads_topology_file, topology_file_works, 
 from hympi_lab.options import StudyOptions
 
 VAR = "OMPI_MCA_hwloc_base_topo_file"
+PMIX_VAR = "PMIX_MCA_pmix_hwloc_topo_file"  # mpirun's PMIx server reads it too
 
 
 def setting(kind: str = "virtual", pure: bool = True) -> Setting:
@@ -56,12 +57,14 @@ def test_lstopo_that_fails_or_prints_no_xml_leaves_no_file(tmp_path: Path,
 
 def test_open_mpi_on_one_machine_reads_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(VAR, raising=False)
+    monkeypatch.delenv(PMIX_VAR, raising=False)
     assert reads_topology_file(setting(), StudyOptions(mpi="openmpi"))
     assert reads_topology_file(setting(), StudyOptions(mpi="openmpi", launcher="mpiexec"))
     got = with_topology_file(setting(), Path("/s/topology.xml"))
-    assert got.env == {"OMPI_MCA_pml": "ob1", VAR: "/s/topology.xml"}
-    assert got.pure_env == {"OMP_WAIT_POLICY": "passive", VAR: "/s/topology.xml"}
-    assert got.launch(1)[2][VAR] == got.launch(2)[2][VAR] == "/s/topology.xml"
+    assert got.env == {"OMPI_MCA_pml": "ob1", VAR: "/s/topology.xml", PMIX_VAR: "/s/topology.xml"}
+    assert got.pure_env == {"OMP_WAIT_POLICY": "passive", VAR: "/s/topology.xml", PMIX_VAR: "/s/topology.xml"}
+    for launched in (got.launch(1), got.launch(2)):
+        assert launched[2][VAR] == launched[2][PMIX_VAR] == "/s/topology.xml"
     # without a separate pure-MPI launcher its (empty) environment stays empty
     assert with_topology_file(setting(pure=False), Path("/t")).pure_env == {}
 
@@ -76,11 +79,15 @@ def test_open_mpi_on_one_machine_reads_the_file(monkeypatch: pytest.MonkeyPatch)
 def test_every_other_setting_probes_as_before(opts: StudyOptions, kind: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(VAR, raising=False)
+    monkeypatch.delenv(PMIX_VAR, raising=False)
     assert not reads_topology_file(setting(kind), opts)
 
 
-def test_the_users_own_topology_file_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(VAR, "/mine.xml")
+@pytest.mark.parametrize("users_var", [VAR, PMIX_VAR])
+def test_the_users_own_topology_file_is_kept(users_var: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(VAR, raising=False)
+    monkeypatch.delenv(PMIX_VAR, raising=False)
+    monkeypatch.setenv(users_var, "/mine.xml")
     assert not reads_topology_file(setting(), StudyOptions(mpi="openmpi"))
 
 
@@ -93,8 +100,10 @@ def mpirun_setting() -> Setting:
                     reason="needs Open MPI's mpirun and hwloc's lstopo")
 def test_a_file_open_mpi_cannot_read_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(VAR, raising=False)
+    monkeypatch.delenv(PMIX_VAR, raising=False)
     good = study._topology_from_file(mpirun_setting(), tmp_path / "topology.xml")
-    assert good.env[VAR] == str((tmp_path / "topology.xml").resolve()) and topology_file_works(good)
+    path = str((tmp_path / "topology.xml").resolve())
+    assert good.env[VAR] == good.env[PMIX_VAR] == path and topology_file_works(good)
     # An XML this hwloc cannot load (as an older hwloc in Open MPI would find
     # lstopo's): mpirun fails in orte_init, so the study probes as before.
     bad = tmp_path / "bad.xml"
