@@ -73,7 +73,7 @@ ctest_lane() {
 # The test scripts' python3 (JSON, comparisons: some hundreds of calls) is
 # the environment's (.venv/bin first on PATH): a python3 that is a pyenv shim
 # costs 0.16 CPU-s more per call in the shell scripts it runs, and the heat
-# test took 14.6 s and 14 CPU-s against 19.6 s and 19 (2026-11-29).
+# test took 14.6 s and 14 CPU-s against 19.6 s and 19 (2026-11-28).
 ctest_path="$root/.venv/bin:$PATH"
 
 # Open MPI's suite runs under SCHED_BATCH, whose woken threads do not preempt
@@ -82,9 +82,9 @@ ctest_path="$root/.venv/bin:$PATH"
 # its waker clears a flag; preempted on a shared core, the waker cannot, and
 # the spin lasts the rest of a time slice: a third of test_schemes' CPU time
 # (perf). The suite took 105 s and 180 CPU-s against 126 s and 217 CPU-s,
-# alone on the 2 cores (2026-11-29). MPICH's is not: its idle-wait sleeps
-# (tests/mpich_idle_wait.c) then wait a time slice to run again, and its
-# heat test took 87 s against 19 s.
+# alone on the 2 cores (2026-11-28). MPICH's suite does not: its ranks'
+# idle-wait sleeps (tests/mpich_idle_wait.c) would each wait out a time slice
+# to run again, and its heat test took 87 s against 19 s.
 batch=""
 command -v chrt >/dev/null && chrt --batch 0 true 2>/dev/null && batch="chrt --batch 0"
 
@@ -96,9 +96,10 @@ command -v chrt >/dev/null && chrt --batch 0 true 2>/dev/null && batch="chrt --b
 # Open MPI through its hwloc_base_topo_file, MPICH through hwloc's
 # HWLOC_XMLFILE; mpirun's PMIx server, which would probe once more with the
 # PCI devices, through PMIX_MCA_pmix_hwloc_topo_file (a 2-rank launch: 0.151
-# against 0.162 CPU-s, 3 x 40 launches each, 2026-11-29). The study does the same for its own Open MPI runs on one
-# machine (launch.with_topology_file), so the python lane needs nothing; the
-# cluster lane's nodes probe for themselves, as users' runs there do.
+# against 0.162 CPU-s, 3 x 40 launches each, 2026-11-28). The study does the
+# same for its own Open MPI runs on one machine (launch.with_topology_file),
+# so the python lane needs nothing; the cluster lane's nodes probe for
+# themselves, as users' runs there do.
 topology="$logs/topology.xml"
 lstopo-no-graphics --of xml "$topology" 2>/dev/null || topology=""
 # with_topology openmpi|mpich COMMAND...: COMMAND with the topology file, if any.

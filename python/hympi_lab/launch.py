@@ -153,7 +153,7 @@ def with_topology_file(setting: Setting, path: Path) -> Setting:
     time, 0.166 against 0.217 CPU-s (2-core VM, 2026-11-28). mpirun's PMIx
     server probes it once more, PCI devices included, unless its own
     variable names the file too: 0.151 CPU-s with both, 0.162 with Open
-    MPI's alone (2026-11-29). Only for a setting where reads_topology_file
+    MPI's alone (2026-11-28). Only for a setting where reads_topology_file
     holds."""
     topo = {"OMPI_MCA_hwloc_base_topo_file": str(path), "PMIX_MCA_pmix_hwloc_topo_file": str(path)}
     return replace(setting, env={**setting.env, **topo},

@@ -55,7 +55,7 @@ CLUSTER_TESTS = {"test_study_on_the_emulated_cluster"}
 # The python lane gives each pytest-xdist worker a module at a time, in the
 # order collected (--dist loadfile --no-loadscope-reorder): the longest
 # modules first, so that no long one starts last while the other worker has
-# nothing left. Seconds alone on 2 workers (2026-11-29); the rest follow in
+# nothing left. Seconds alone on 2 workers (2026-11-28); the rest follow in
 # file order. xdist's own order (most tests first) left test_scratch_tree
 # and test_study_app last: the workers' shares were 222 s and 174 s.
 LONGEST_MODULES = ("test_study_app.py",        # 89 s

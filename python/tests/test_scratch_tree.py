@@ -109,7 +109,7 @@ def build_hympi(tree: Path) -> Path:
     # compiled in unity batches (half the CPU time of one file at a time; the
     # scheme files, the new one included, stay single: CMakeLists.txt), one
     # batch per target: 54 CPU-s against 70 in batches of 8, for 2 s more
-    # wall time alone (2026-11-29). `make test` is CPU-bound: CPU-s count.
+    # wall time alone (2026-11-28). `make test` is CPU-bound: CPU-s count.
     run(["cmake", "-S", str(tree), "-B", str(build), "-DCMAKE_BUILD_TYPE=None", "-DCMAKE_CXX_FLAGS=-O0",
          "-DCMAKE_UNITY_BUILD=ON", "-DCMAKE_UNITY_BUILD_BATCH_SIZE=0",
          "-DHYMPI_BUILD_TESTS=OFF", "-DHYMPI_BUILD_EXAMPLES=OFF", "-DHYMPI_BUILD_BENCH=OFF",
