@@ -89,17 +89,13 @@ batch=""
 command -v chrt >/dev/null && chrt --batch 0 true 2>/dev/null && batch="chrt --batch 0"
 
 # Every launch reads the machine's topology with hwloc, in mpirun and in each
-# rank: a 2-rank `hympi info` under Open MPI took 0.217 CPU-s, 0.166 with the
-# topology read from a file; MPICH's ctest suite 172 CPU-s, 149 from a file
-# (2026-11-28, this 2-core VM). The ctest lane, which runs on this machine
-# alone, reads it from the file lstopo writes below, of this machine, now:
-# Open MPI through its hwloc_base_topo_file, MPICH through hwloc's
-# HWLOC_XMLFILE; mpirun's PMIx server, which would probe once more with the
-# PCI devices, through PMIX_MCA_pmix_hwloc_topo_file (a 2-rank launch: 0.151
-# against 0.162 CPU-s, 3 x 40 launches each, 2026-11-28). The study does the
-# same for its own Open MPI runs on one machine (launch.with_topology_file),
-# so the python lane needs nothing; the cluster lane's nodes probe for
-# themselves, as users' runs there do.
+# rank. The ctest lane, which runs on this machine alone, reads it from the
+# file lstopo writes below, of this machine, now: Open MPI (and mpirun's PMIx
+# server) through the two variables that the study sets for its own Open MPI
+# runs on one machine (launch.with_topology_file, which gives the figures),
+# MPICH through hwloc's HWLOC_XMLFILE: its ctest suite took 149 CPU-s against
+# 172 (2026-11-28, this 2-core VM). So the python lane needs nothing; the
+# cluster lane's nodes probe for themselves, as users' runs there do.
 topology="$logs/topology.xml"
 lstopo-no-graphics --of xml "$topology" 2>/dev/null || topology=""
 # with_topology openmpi|mpich COMMAND...: COMMAND with the topology file, if any.

@@ -484,23 +484,18 @@ def projection(ctx: Ctx) -> list[Block]:
         return b.items
     write_json(ctx.outdir / "projection.json", doc)
     sc = doc["self_consistency"]
-    over = ctx.study.oversubscribed
-    if over:
-        # Runs whose threads shared cores measure the scheduler: an error
-        # against them (+2090 % in one `make test` run) says nothing of the
-        # model, and no kernel is projected from them anyway.
-        b.p("The model of 'hympi-lab project' (python/README.md, Projection) first predicts this "
-            f"study's own runs ({sc['runs']} of them). Not judged: the runs were oversubscribed "
-            "(threads shared cores), so they measure the scheduler, not the model's premise.", "warn")
+    opening = ("The model of 'hympi-lab project' (python/README.md, Projection) first predicts this "
+               "study's own runs")
+    if sc["not_judged"]:
+        b.p(f"{opening} ({sc['runs']} of them). Not judged: {sc['not_judged']}.", "warn")
     else:
-        b.p(f"The model of 'hympi-lab project' (python/README.md, Projection) first predicts this "
-            f"study's own runs: {sc['within']} of {sc['runs']} within {sc['limit'] * 100:.0f} %. "
+        b.p(f"{opening}: {sc['within']} of {sc['runs']} within {sc['limit'] * 100:.0f} %. "
             "A scheme whose own run it misses is not carried to more nodes.",
             "" if sc["within"] == sc["runs"] else "warn")
     # Errors inside the run spread are marked.
     b.table(["kernel", "scheme", "measured s/iteration", "predicted", "error", "run spread"],
             [(c["kernel"], c["scheme"], c["measured_s"], c["predicted_s"],
-              "not judged" if over else
+              "not judged" if sc["not_judged"] else
               judge.compare(c["predicted_s"], c["measured_s"], c["spread"], sc["limit"]).text(sc["limit"]),
               f"{num(c['spread'] * 100, '.0f')} %") for c in sc["checks"]], tid="projection-check")
     shown = [p for p in doc["projections"] if p["series"]]

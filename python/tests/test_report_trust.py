@@ -402,10 +402,22 @@ def test_nothing_is_projected_from_an_oversubscribed_study_or_a_kernel_it_always
     missing = [pj.Check("cg", "funneled", 1.0, 3.0, 0.1), pj.Check("cg", "pure MPI", 1.0, 0.2, 0.1)]
     assert pj.withheld("cg", missing) == ("the model misses all 2 of cg's measured runs by more than 15 %, "
                                          "so it is not carried to other node counts")
+    judged = pj.document(inputs, pj.default_request(inputs))["self_consistency"]
+    assert judged["not_judged"] == "" and judged["within"] >= 1
     doc = pj.document(replace(inputs, oversubscribed=True), pj.default_request(inputs))
     assert all(p["series"] == [] and p["crossovers"] == [] and p["withheld"] for p in doc["projections"])
     text = pj.text(doc)
     assert "time per iteration" not in text and "fastest changes" not in text
+    # Nor are its own runs judged, in the document itself: `hympi-lab project`
+    # and the report print the measured and predicted times, no error.
+    sc = doc["self_consistency"]
+    assert sc["not_judged"].startswith("the study was oversubscribed") and sc["within"] is None
+    assert sc["runs"] == judged["runs"] and all(c["within_limit"] is None for c in sc["checks"])
+    assert [c["error"] for c in sc["checks"]] == [c["error"] for c in judged["checks"]]
+    assert f"self-consistency: {sc['runs']} measured runs predicted, not judged: the study was" in text
+    checks = text.split("\n\n")[0].splitlines()[1:]
+    assert len(checks) == len(sc["checks"]) and all("not judged" in c for c in checks)
+    assert re.search(r"[+-]\s*\d+ %", "\n".join(checks)) is None and "<- outside" not in text
 
 
 @pytest.mark.parametrize("name", ["study-2x1", HYBRID])

@@ -183,12 +183,12 @@ def test_no_none_nan_or_inf_in_the_quick_study_s_report(quick_study):
     assert not NON_NUMBERS.search(proc.stdout.split("report: ")[-1])
     if report.load(outdir).oversubscribed:
         assert "What cannot be concluded from them: which scheme is faster" in text
-        assert "Not judged: the runs were oversubscribed" in text
+        assert "Not judged: the study was oversubscribed" in text
         assert "no depth is judged faster or slower" in text
         assert "the fastest changes" not in text and "x depth 1" not in text
         assert re.search(r"\+\d{4,} %", text) is None  # no +40627 % model error
         # nor the projection's check of its own runs (+2090 % in one run)
-        assert "so they measure the scheduler, not the model's premise" in text
+        assert "so its runs measure the scheduler, not the model's premise" in text
         assert re.search(r"own runs: \d+ of \d+ within", text) is None
 
 
