@@ -115,15 +115,37 @@ def wait_for_points(outdir: Path, count: int, timeout_s: float) -> None:
     raise AssertionError(f"{outdir}: fewer than {count} points after {timeout_s} s")
 
 
+# The quick study's runs at 2 ranks x 1 thread: its 24 points and the
+# discovery's `hympi info`.
+QUICK_RUNS = 25
+
+
+def waiting_hympi(tmp_path: Path, seconds: float) -> tuple[Path, Path]:
+    """The build's hympi (Open MPI's, as examples/slurm-study.sh runs it),
+    through a wrapper that srun starts on each node and that waits `seconds`
+    first while the returned flag file exists."""
+    wrapper, flag = tmp_path / "hympi", tmp_path / "wait-before-each-run"
+    wrapper.write_text(f'#!/bin/sh\n[ -e "{flag}" ] && sleep {seconds}\n'
+                       f'exec "{ROOT / "build" / "bin" / "hympi"}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    flag.touch()
+    return wrapper, flag
+
+
 def test_time_limit_then_resume_runs_no_point_twice(slurm_cluster, tmp_path):  # noqa: F811
     out = tmp_path / "study"
     # Slurm checks time limits every 30 s, so a 1-minute limit ends the job
-    # 60-90 s in.
-    # The script as shipped, after 45 s of the job's minute: the study then
-    # has 15-45 s before the limit, less than the 50 s or more it needs on
-    # a quiet machine, whatever the machine's speed.
-    job = submit(slurm_cluster, tmp_path, "--time=1", "--wrap", "sleep 45; exec examples/slurm-study.sh",
-                 env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--no-report"})
+    # 60-90 s in. The quick study, each of its runs waiting 5 s before hympi
+    # starts, lasts more than 5 x 25 = 125 s whatever the machine's speed,
+    # and has had time for some points at the earliest limit. Its resume
+    # then runs without the wait. (Before, a default study after 45 s of
+    # sleep outlasted the limit only on a slow machine, and computing
+    # instead of waiting, the test took 90 s and 72 CPU-s of the suite's two
+    # cores alone; now 73 s and 21 CPU-s, 2026-11-28.)
+    hympi, wait = waiting_hympi(tmp_path, 5)
+    job = submit(slurm_cluster, tmp_path, "--time=1", "examples/slurm-study.sh",
+                 env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--quick --no-report",
+                      "HYMPI_HYMPI": str(hympi)})
     record = slurm_cluster.wait_job(job, 240)
     first = stopped_output(tmp_path, job)
     # slurmd ends the running step first; the study sees either that (srun's
@@ -135,6 +157,8 @@ def test_time_limit_then_resume_runs_no_point_twice(slurm_cluster, tmp_path):  #
     assert re.search(STOPPED, first), first[-2000:]
     assert "FAILED" not in first, first[-2000:]
     done_before = ok_points(out)
+    assert 0 < len(done_before) < QUICK_RUNS - 1, done_before
+    wait.unlink()
     job2, code2, text2 = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
                                 f"--output={tmp_path}/job-%j.out", "examples/slurm-study.sh",
                                 env={"HYMPI_STUDY_ARGS": f"--resume {out}"})
