@@ -88,10 +88,10 @@ test: test-ready
 # What `make test` needs: every package first (deps-test, so that the checks
 # below only read), then the Python environment made while the two builds
 # compile one after the other. pip works on one core (30 s and 32 CPU-s for
-# a fresh .venv), and the builds keep both busy: from a fresh clone the
-# three took 112 s against 137-151 s one after another (2026-11-28). Both
-# builds at once as well (make -j 4) took 308-342 s against 299-317 s on an
-# older machine: not kept.
+# a fresh .venv), and the builds keep both busy: in a fresh clone's
+# `make test` the three took 112-125 s (3 runs) against 137-151 s (2 runs)
+# one after another (2026-11-28). Both builds at once as well (make -j 4)
+# took 308-342 s against 299-317 s on an older machine: not kept.
 test-ready: deps-test
 	@$(MAKE) --no-print-directory -j 2 python native-builds
 

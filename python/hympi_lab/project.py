@@ -561,7 +561,7 @@ def text(doc: dict[str, Any], rows: Sequence[int] = (1, 2, 4, 16, 64, 256, 1024,
 # Names callers import from here (cli.py, report, tests), defined in the modules above.
 __all__ = ["MAX_THREADS", "MAX_CORES", "VALUE_BYTES", "RankGeometry", "decompose", "factor3", "worst_rank", "DEEP_HALO_SCHEMES",
            "DEFAULT_COST_SIGMA", "Cost", "Inputs", "Link", "load_inputs", "SHARED_WINDOW_INTRA_COST",
-           "MAX_NODES", "SAMPLES_RANGE", "SELF_CONSISTENCY_LIMIT", "OVERSUBSCRIBED_RUNS", "ALLREDUCES", "Shape", "comm_time",
-           "sweep_time", "iteration_time", "Check", "self_consistency", "node_counts", "Series",
+           "MAX_NODES", "SAMPLES_RANGE", "SELF_CONSISTENCY_LIMIT", "OVERSUBSCRIBED_RUNS", "ALLREDUCES",
+           "Shape", "comm_time", "sweep_time", "iteration_time", "Check", "self_consistency", "node_counts", "Series",
            "has_model", "runs_on", "project", "crossovers", "fastest", "limits", "Request", "withheld", "missed",
            "default_request", "request_problems", "shape_limits", "document", "text"]
