@@ -249,7 +249,16 @@ kill_mid_run() {  # kill_mid_run NAME ARGS...
     kill -9 -- -"$pid" 2> /dev/null
     return
   fi
-  sleep 1.5
+  # Mid-run: the rank has spent 0.3 s of CPU time (its MPI_Init takes a few
+  # hundredths), however loaded the machine; a fixed 1.5 s of wall time gave
+  # a rank under load less, and cost 2 ranks x 1.5 s of CPU per case alone.
+  local ticks cpu
+  ticks=$(getconf CLK_TCK)
+  for _ in $(seq 1 300); do  # up to 30 s
+    cpu=$(awk '{print $14 + $15}' /proc/"$victim"/stat 2> /dev/null) || break
+    [ -n "$cpu" ] && [ "$cpu" -ge $((ticks * 3 / 10)) ] && break
+    sleep 0.05
+  done
   kill -9 "$victim"
   start=$SECONDS
   for _ in $(seq 1 300); do
