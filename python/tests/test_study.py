@@ -75,11 +75,26 @@ def result_keys(outdir: Path) -> set[tuple]:
     return keys
 
 
+FLAT_PINGPONG = "time does not grow with message length"
+
+
 @pytest.fixture(scope="module")
 def quick_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
-    outdir = tmp_path_factory.mktemp("study") / "quick"
-    proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2", "--out", str(outdir)])
-    return outdir, proc
+    """A quick study at 2 x 2, whose whole report these tests read. Under
+    `make test`'s other lanes its ping-pong (to 64 KiB, 2 repetitions) can
+    come out flat over the lengths; the study then rightly fits no link
+    (fit.json says so) and projects nothing, which test_report_trust checks
+    with recorded studies. That is the machine's load, not what these tests
+    check, so such a study measures once more (seen once in a fresh-clone
+    `make test`, 2026-11-28, as test_scratch_tree saw it)."""
+    for attempt in (1, 2):
+        outdir = tmp_path_factory.mktemp("study") / "quick"
+        proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2", "--out", str(outdir)])
+        fit = outdir / "fit.json"
+        flat = fit.exists() and FLAT_PINGPONG in json.loads(fit.read_text()).get("hockney", {}).get("error", "")
+        if not flat or attempt == 2:
+            return outdir, proc
+    raise AssertionError("unreachable")
 
 
 def test_quick_study_finishes_with_every_step(quick_study):
