@@ -254,7 +254,7 @@ kill_mid_run() {  # kill_mid_run NAME ARGS...
   # a rank under load less, and cost 2 ranks x 1.5 s of CPU per case alone.
   local ticks cpu
   ticks=$(getconf CLK_TCK)
-  for _ in $(seq 1 300); do  # up to 30 s
+  for _ in $(seq 1 300); do  # up to 15 s
     cpu=$(awk '{print $14 + $15}' /proc/"$victim"/stat 2> /dev/null) || break
     [ -n "$cpu" ] && [ "$cpu" -ge $((ticks * 3 / 10)) ] && break
     sleep 0.05
