@@ -35,6 +35,7 @@ class RunOutcome:
     records: list[dict[str, Any]]
     reason: str = ""
     command: list[str] = field(default_factory=list)  # the exact argv that ran
+    output: str = ""  # the run's own output (its end), for died_after_result
 
 
 class Interrupted(Exception):
@@ -76,6 +77,31 @@ def point_command(point: Point, setting: Setting, hympi: str, outdir: Path, repo
 FINALIZE_CRASH_CODES = frozenset({128 + signal.SIGSEGV, 128 + signal.SIGBUS,
                                   -signal.SIGSEGV, -signal.SIGBUS})
 
+# Open MPI 4.x's mpirun also now and then reports a rank that ran to its end
+# as "exiting improperly", with its PID as 0, and exits 1: a 1-rank hello
+# world once in 1,000-2,000 runs (open-mpi/ompi#7833), after LAMMPS had
+# finished (#9389), with many mpiruns at once (#12607). Seen here in a
+# fresh-clone `make test` (2026-11-28): a 2-rank run of heat_c whose report
+# was complete, 10 s slower than its siblings. A rank that really exits
+# without MPI_Finalize gets the same lines (checked with a program that
+# does), so they count only beside a complete result, as the crashes above.
+OPEN_MPI_IMPROPER_EXIT = re.compile(r"has exited due to process rank \d+ with PID \d+ on\s+"
+                                    r"node \S+ exiting improperly")
+
+
+def died_after_result(code: Optional[int], output: str) -> str:
+    """Why a run that ended with `code` and printed `output` may have
+    finished its work first (Open MPI's crash in MPI_Finalize, or mpirun's
+    improper-exit report; "" if neither): the run counts once its result
+    files prove it complete."""
+    if code in FINALIZE_CRASH_CODES:
+        return (f"died with exit code {code} after writing its complete result (Open MPI's crash "
+                "in MPI_Finalize, open-mpi/ompi#10117)")
+    if code == 1 and OPEN_MPI_IMPROPER_EXIT.search(output):
+        return ("exited with code 1 after writing its complete result, a rank reported by mpirun as "
+                "\"exiting improperly\" (Open MPI, open-mpi/ompi#7833)")
+    return ""
+
 
 def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_s: float) -> RunOutcome:
     try:
@@ -84,12 +110,12 @@ def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_
         argv = point_command(point, setting, hympi, outdir)
         outcome = _run_native(point, setting, outdir, argv, timeout_s, "")
         json_path = outdir / RAW / point.json_name
-        if _finalize_crash(outcome, lambda: _outcome(point, json_path, 0, False, outcome.wall_s,
-                                                     outcome.stderr_tail, timeout_s)):
-            first = outcome.exit_code
-            outcome = _run_native(point, setting, outdir, argv, timeout_s, _again_note(first))
+        why = _died_after_result(outcome, lambda: _outcome(point, json_path, 0, False, outcome.wall_s,
+                                                           outcome.output, timeout_s))
+        if why:
+            outcome = _run_native(point, setting, outdir, argv, timeout_s, _again_note(outcome.exit_code))
             if outcome.status == "ok":
-                outcome.reason = f"ran twice: the first run {_AFTER_RESULT.format(code=first)}"
+                outcome.reason = f"ran twice: the first run {why}"
     except OSError as err:  # the study directory's disk, not the run
         raise OutputError(f"cannot write in {outdir}: {err.strerror or err}") from None
     outcome.command = argv
@@ -102,9 +128,9 @@ def _run_native(point: Point, setting: Setting, outdir: Path, argv: list[str], t
     go first, so that what is read afterwards is this run's."""
     json_path = outdir / RAW / point.json_name
     trace = outdir / RAW / point.trace_name if point.trace_name else None
-    code, timed_out, wall, tail = _run_once(point, setting, outdir, argv, timeout_s, [json_path, trace],
-                                            {}, note, f"# run{note}" if note else "")
-    return _outcome(point, json_path, code, timed_out, wall, tail, timeout_s)
+    code, timed_out, wall, output = _run_once(point, setting, outdir, argv, timeout_s, [json_path, trace],
+                                              {}, note, f"# run{note}" if note else "")
+    return _outcome(point, json_path, code, timed_out, wall, output, timeout_s)
 
 
 def _run_once(point: Point, setting: Setting, outdir: Path, argv: list[str], timeout_s: float,
@@ -126,23 +152,21 @@ def _run_once(point: Point, setting: Setting, outdir: Path, argv: list[str], tim
     return _execute(argv, env, log_path, timeout_s, append=bool(marker))
 
 
-_AFTER_RESULT = ("died with exit code {code} after writing its complete result (Open MPI's crash "
-                 "in MPI_Finalize, open-mpi/ompi#10117)")
-
-
 def _again_note(code: Optional[int]) -> str:
     return f" (again: the run before died with exit code {code} after its result)"
 
 
-def _finalize_crash(outcome: RunOutcome, as_if_clean: Callable[[], RunOutcome]) -> bool:
-    """A run killed by SIGSEGV or SIGBUS whose result files are complete
-    (as_if_clean: what _outcome says of them with exit code 0): Open MPI's
-    finalize crash (FINALIZE_CRASH_CODES). A program that crashes during
-    its run dies before it writes its result (hympi's rank 0 writes at the
-    end of the run; the file of an earlier run is removed first)."""
-    if outcome.status == "ok" or outcome.timed_out or outcome.exit_code not in FINALIZE_CRASH_CODES:
-        return False
-    return as_if_clean().status == "ok"
+def _died_after_result(outcome: RunOutcome, as_if_clean: Callable[[], RunOutcome]) -> str:
+    """Why a failed run is Open MPI's failure after the work
+    (died_after_result), when its result files are complete (as_if_clean:
+    what _outcome says of them with exit code 0); "" otherwise. A program
+    that fails during its run does so before it writes its result (hympi's
+    rank 0 writes at the end of the run; the file of an earlier run is
+    removed first)."""
+    if outcome.status == "ok" or outcome.timed_out:
+        return ""
+    why = died_after_result(outcome.exit_code, outcome.output)
+    return why if why and as_if_clean().status == "ok" else ""
 
 
 def _launch(point: Point, setting: Setting, outdir: Path, argv: list[str], extra: dict[str, str],
@@ -177,17 +201,18 @@ def _run_app(point: Point, setting: Setting, outdir: Path, timeout_s: float) -> 
         report = raw / f"{point.key}.run{r}.json"
         trace = raw / f"{point.key}.run{r}.trace.json" if point.trace_name else None
         argv = point_command(point, setting, "", outdir, str(report))
-        code, timed_out, wall, tail = _run_app_once(point, setting, outdir, argv, r, report, trace,
-                                                    timeout_s, "")
+        code, timed_out, wall, output = _run_app_once(point, setting, outdir, argv, r, report, trace,
+                                                      timeout_s, "")
         wall_total += wall
-        outcome = _outcome(point, report, code, timed_out, wall_total, tail, timeout_s, trace)
-        if _finalize_crash(outcome, lambda: _outcome(point, report, 0, False, wall_total, tail,
-                                                     timeout_s, trace)):
-            again.append(f"run {r} {_AFTER_RESULT.format(code=code)}")
-            code, timed_out, wall, tail = _run_app_once(point, setting, outdir, argv, r, report, trace,
-                                                        timeout_s, _again_note(code))
+        outcome = _outcome(point, report, code, timed_out, wall_total, output, timeout_s, trace)
+        why = _died_after_result(outcome, lambda: _outcome(point, report, 0, False, wall_total, output,
+                                                           timeout_s, trace))
+        if why:
+            again.append(f"run {r} {why}")
+            code, timed_out, wall, output = _run_app_once(point, setting, outdir, argv, r, report, trace,
+                                                          timeout_s, _again_note(code))
             wall_total += wall
-            outcome = _outcome(point, report, code, timed_out, wall_total, tail, timeout_s, trace)
+            outcome = _outcome(point, report, code, timed_out, wall_total, output, timeout_s, trace)
         if outcome.status != "ok":
             if point.repeat > 1:
                 outcome.reason = f"run {r} of {point.repeat}: {outcome.reason}"
@@ -198,7 +223,7 @@ def _run_app(point: Point, setting: Setting, outdir: Path, timeout_s: float) -> 
     write_atomic(raw / point.json_name, json.dumps(merged, indent=2) + "\n")
     if point.trace_name:
         shutil.copyfile(raw / f"{point.key}.run{median_run + 1}.trace.json", raw / point.trace_name)
-    outcome = RunOutcome("ok", 0, False, wall_total, tail,
+    outcome = RunOutcome("ok", 0, False, wall_total, _tail(output),
                          [_result_line(point, merged["context"], rec) for rec in merged["results"]])
     if again:
         outcome.reason = "ran again: " + "; ".join(again)
@@ -228,10 +253,11 @@ HYMPI_EXIT_CODES = {
 def _execute(argv: list[str], env: dict[str, str], log_path: Path, timeout_s: float,
              append: bool = False) -> tuple[Optional[int], bool, float, str]:
     """Runs argv in its own process group with its output in log_path:
-    (exit code, timed out, wall seconds, the log's tail)."""
+    (exit code, timed out, wall seconds, the run's own output: its end)."""
     start = time.monotonic()
     timed_out = False
-    with open(log_path, "a" if append else "w", encoding="utf-8") as out:
+    with open(log_path, "ab" if append else "wb") as out:
+        offset = out.tell()
         # Own process group: a time-out or Ctrl-C ends mpirun and every rank.
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
@@ -243,7 +269,7 @@ def _execute(argv: list[str], env: dict[str, str], log_path: Path, timeout_s: fl
         except BaseException:
             _end_group(proc)
             raise
-    return proc.returncode, timed_out, time.monotonic() - start, _tail(log_path)
+    return proc.returncode, timed_out, time.monotonic() - start, _output_since(log_path, offset)
 
 
 def _read_document(path: Path) -> dict[str, Any]:
@@ -253,8 +279,15 @@ def _read_document(path: Path) -> dict[str, Any]:
 
 
 def _outcome(point: Point, json_path: Path, code: Optional[int], timed_out: bool, wall: float,
-             tail: str, timeout_s: float, app_trace: Optional[Path] = None) -> RunOutcome:
+             output: str, timeout_s: float, app_trace: Optional[Path] = None) -> RunOutcome:
     """What one finished run says: failed (and why), or ok with its records."""
+    outcome = _judge(point, json_path, code, timed_out, wall, _tail(output), timeout_s, app_trace)
+    outcome.output = output
+    return outcome
+
+
+def _judge(point: Point, json_path: Path, code: Optional[int], timed_out: bool, wall: float,
+           tail: str, timeout_s: float, app_trace: Optional[Path]) -> RunOutcome:
     if timed_out:
         return RunOutcome("failed", code, True, wall, tail, [],
                           f"exceeded the per-run limit of {timeout_s:g} s")
@@ -321,12 +354,19 @@ def _end_group(proc: subprocess.Popen) -> None:
             continue
 
 
-def _tail(path: Path, lines: int = 15, chars: int = 2000) -> str:
+def _output_since(path: Path, offset: int, limit: int = 65536) -> str:
+    """What a run added to its log from `offset` on: its last `limit` bytes."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as log:
+            size = log.seek(0, os.SEEK_END)
+            log.seek(max(offset, size - limit))
+            return log.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+
+
+def _tail(output: str, lines: int = 15, chars: int = 2000) -> str:
+    return "\n".join(output.rstrip().splitlines()[-lines:])[-chars:]
 
 
 def point_status_line(point: Point, outcome: RunOutcome, binding: str) -> dict[str, Any]:

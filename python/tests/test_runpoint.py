@@ -1,7 +1,9 @@
 """run_point and discover_info against a stand-in for hympi: a run that
 dies of SIGSEGV after writing its complete result (Open MPI 4.1's crash in
-MPI_Finalize, open-mpi/ompi#10117) is run once more; any other crash fails
-the point (or, for `hympi info`, the study, as bad input)."""
+MPI_Finalize, open-mpi/ompi#10117), or exits 1 after it with mpirun's report
+of a rank "exiting improperly" (open-mpi/ompi#7833), is run once more; any
+other crash or failure fails the point (or, for `hympi info`, the study, as
+bad input)."""
 
 from __future__ import annotations
 
@@ -18,13 +20,43 @@ from hympi_lab.runpoint import run_point
 from hympi_lab.study import discover_info
 from hympi_lab.studydir import COMMANDS, RAW
 
+# mpirun.openmpi's lines (4.1.4) for a rank that exits without MPI_Finalize,
+# as Open MPI also prints them now and then for a rank that finished.
+IMPROPER_EXIT = """--------------------------------------------------------------------------
+mpirun.openmpi has exited due to process rank 1 with PID 0 on
+node vm exiting improperly. There are three reasons this could occur:
+
+1. this process did not call "init" before exiting, but others in
+the job did. This can cause a job to hang indefinitely while it waits
+for all processes to call "init". By rule, if one process calls "init",
+then ALL processes must call "init" prior to termination.
+
+2. this process called "init", but exited without calling "finalize".
+By rule, all processes that call "init" MUST call "finalize" prior to
+exiting or it will be considered an "abnormal termination"
+
+3. this process called "MPI_Abort" or "orte_abort" and the mca parameter
+orte_create_session_dirs is set to false. In this case, the run-time cannot
+detect that the abort call was an abnormal termination. Hence, the only
+error message you will receive is this one.
+
+This may have caused other processes in the application to be
+terminated by signals sent by mpirun.openmpi (as reported here).
+
+You can avoid this message by specifying -quiet on the mpirun.openmpi command line.
+--------------------------------------------------------------------------
+"""
+
 # A stand-in for `hympi solve ... --json PATH`: counts its runs in
-# runs.txt beside PATH's folder, writes a result (or not), then dies of
-# SIGSEGV on the runs that CRASH names ("after": with its result written,
-# "before": without it).
+# runs.txt beside PATH's folder, writes a result (or not), then fails on the
+# runs the plan names: "after" dies of SIGSEGV with its result written,
+# "before" without it; "improper" exits 1 with mpirun's improper-exit lines
+# after its result, "improper-before" before it; "exit1-after" exits 1
+# after its result with no such lines.
 FAKE = r'''
 import json, os, signal, sys
 from pathlib import Path
+IMPROPER = os.environ["FAKE_IMPROPER"]
 args = sys.argv[1:]
 # hympi's own run names its file with --json; a user's program is told by the study.
 json_path = Path(args[args.index("--json") + 1] if "--json" in args else os.environ["HYMPI_REPORT_JSON"])
@@ -35,6 +67,9 @@ plan = json.loads(os.environ["FAKE_PLAN"])   # one entry per run: "ok", "after",
 what = plan[min(run, len(plan)) - 1]
 if what == "before":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "improper-before":
+    sys.stderr.write(IMPROPER)
+    sys.exit(1)
 json_path.write_text(json.dumps({"context": {"ranks": 2},
                                  "results": [{"kind": "solve", "kernel": "user:heat",
                                               "time_s": 0.5 + run if "--json" in args
@@ -43,6 +78,10 @@ print("result written")
 sys.stdout.flush()
 if what == "after":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "improper":
+    sys.stderr.write(IMPROPER)
+if what in ("improper", "exit1-after"):
+    sys.exit(1)
 '''
 
 
@@ -53,6 +92,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str], app_re
     outdir = tmp_path / "study"
     (outdir / RAW).mkdir(parents=True)
     monkeypatch.setenv("FAKE_PLAN", json.dumps(plan))
+    monkeypatch.setenv("FAKE_IMPROPER", IMPROPER_EXIT)
     # The launcher word and its rank count are dropped; the stand-in runs directly.
     launcher = [sys.executable, "-c", "import os, sys; os.execv(sys.argv[3], sys.argv[3:])", "-n"]
     setting = Setting(2, 1, 2, 1, "real", 0, False, launcher, "none", {})
@@ -76,6 +116,37 @@ def test_a_crash_after_the_complete_result_runs_the_point_again(tmp_path, monkey
     log = (outdir / RAW / "solve-jacobi-masteronly.log").read_text()
     assert log.count("result written") == 2 and "# run (again" in log
     assert (outdir / COMMANDS).read_text().count("fake_hympi.py") == 2
+
+
+def test_an_improper_exit_after_the_complete_result_runs_the_point_again(tmp_path, monkeypatch):
+    outcome, runs, outdir = run(tmp_path, monkeypatch, ["improper", "ok"])
+    assert runs == 2
+    assert outcome.status == "ok" and outcome.exit_code == 0
+    assert "ran twice" in outcome.reason and "exiting improperly" in outcome.reason
+    assert "ompi#7833" in outcome.reason
+    assert [r["result"]["time_s"] for r in outcome.records] == [2.5]
+    log = (outdir / RAW / "solve-jacobi-masteronly.log").read_text()
+    assert "# run (again: the run before died with exit code 1" in log
+
+
+@pytest.mark.parametrize("plan, why", [
+    # No result: a rank that failed during the run.
+    (["improper-before", "ok"], "exit code 1 (the run failed)"),
+    # A result but no improper-exit report: hympi's own failure (exit 1).
+    (["exit1-after", "ok"], "exit code 1 (the run failed)"),
+])
+def test_exit_code_1_without_both_signs_fails_without_running_again(tmp_path, monkeypatch, plan, why):
+    outcome, runs, _ = run(tmp_path, monkeypatch, plan)
+    assert runs == 1
+    assert outcome.status == "failed" and outcome.reason == why
+
+
+def test_the_failed_runs_tail_is_its_own_output(tmp_path, monkeypatch):
+    # Run 2 of a user's program fails; its tail holds its lines, not run 1's.
+    outcome, runs, outdir = run(tmp_path, monkeypatch, ["ok", "improper-before"], app_repeat=2)
+    assert runs == 2 and outcome.status == "failed"
+    assert outcome.stderr_tail.endswith("-" * 74) and "result written" not in outcome.stderr_tail
+    assert (outdir / RAW / "solve-app-masteronly.log").read_text().count("result written") == 1
 
 
 def test_a_crash_before_the_result_fails_without_running_again(tmp_path, monkeypatch):
@@ -133,6 +204,9 @@ print(json.dumps({"context": {"ranks": 1}, "schemes": [{"name": "masteronly"}], 
 sys.stdout.flush()
 if what == "after":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "improper":
+    sys.stderr.write(os.environ["FAKE_IMPROPER"])
+    sys.exit(1)
 '''
 
 
@@ -142,13 +216,15 @@ def discover(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str]):
     fake.chmod(0o755)
     monkeypatch.setenv("FAKE_PLAN", json.dumps(plan))
     monkeypatch.setenv("FAKE_COUNT", str(tmp_path / "runs.txt"))
+    monkeypatch.setenv("FAKE_IMPROPER", IMPROPER_EXIT)
     launcher = [sys.executable, "-c", "import os, sys; os.execv(sys.argv[3], sys.argv[3:])", "-n"]
     setting = Setting(2, 1, 2, 1, "real", 0, False, launcher, "none", {})
     return lambda: discover_info(setting, str(fake), 60), tmp_path / "runs.txt"
 
 
-def test_info_that_crashes_after_its_document_runs_again(tmp_path, monkeypatch):
-    probe, runs = discover(tmp_path, monkeypatch, ["after", "ok"])
+@pytest.mark.parametrize("failure", ["after", "improper"])
+def test_info_that_fails_after_its_document_runs_again(tmp_path, monkeypatch, failure):
+    probe, runs = discover(tmp_path, monkeypatch, [failure, "ok"])
     info = probe()
     assert info["run"] == 2 and runs.read_text() == "2"
 
