@@ -65,6 +65,16 @@ def results(outdir: Path) -> list[dict]:
     return [json.loads(line) for line in (outdir / "results.jsonl").read_text().splitlines() if line]
 
 
+def failed_logs(outdir: Path) -> dict[str, str]:
+    """The end of each failed point's own log (raw/KEY.log: the run's
+    output, which results.jsonl keeps only the last lines of), for a
+    failure's message."""
+    failed = [r["point"] for r in results(outdir) if r.get("record") == "point" and r["status"] != "ok"]
+    logs = {p: outdir / "raw" / f"{p}.log" for p in failed}
+    return {p: path.read_text(errors="replace")[-2000:] if path.exists() else "(no log)"
+            for p, path in logs.items()}
+
+
 def ok_points(outdir: Path) -> list[str]:
     return [r["point"] for r in results(outdir) if r.get("record") == "point" and r["status"] == "ok"]
 
@@ -74,7 +84,7 @@ def test_study_through_srun_on_two_nodes(slurm_cluster, tmp_path):  # noqa: F811
     job, code, text = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
                              f"--output={tmp_path}/job-%j.out", "examples/slurm-study.sh",
                              env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--quick"})
-    assert code == 0, text + job_output(tmp_path, job)
+    assert code == 0, (text + job_output(tmp_path, job), failed_logs(out))
     header = json.loads((out / "study.json").read_text())
     jobs = header["slurm_jobs"]
     assert [j["job_id"] for j in jobs] == [job]
@@ -162,7 +172,7 @@ def test_time_limit_then_resume_runs_no_point_twice(slurm_cluster, tmp_path):  #
     job2, code2, text2 = sbatch(slurm_cluster, "-N", "2", "--ntasks-per-node=1", "--cpus-per-task=1",
                                 f"--output={tmp_path}/job-%j.out", "examples/slurm-study.sh",
                                 env={"HYMPI_STUDY_ARGS": f"--resume {out}"})
-    assert code2 == 0, text2 + job_output(tmp_path, job2)
+    assert code2 == 0, (text2 + job_output(tmp_path, job2), failed_logs(out))
     after = ok_points(out)
     assert len(after) == len(set(after)), "a point was recorded twice"
     assert set(done_before) < set(after)
@@ -285,7 +295,8 @@ def test_a_requeued_job_resumes_its_study_by_itself(slurm_cluster, tmp_path):  #
     record = slurm_cluster.wait_job(job, 300)
     output = job_output(tmp_path, job)
     assert record["JobState"] == "COMPLETED", (
-        {k: record.get(k) for k in ("JobState", "Reason", "ExitCode", "Restarts")}, output[-3000:])
+        {k: record.get(k) for k in ("JobState", "Reason", "ExitCode", "Restarts")}, output[-3000:],
+        failed_logs(out))
     assert f"Slurm requeued job {job} (restart 1); resuming {out}" in output, output[-3000:]
     assert "Traceback" not in output
     after = ok_points(out)
