@@ -10,19 +10,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from hympi_lab import buildinfo, cli, plan, report, study
 
 from proctree import kill_tree
+from study_cli import STUDY_OPTS, lines, point_keys, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HYMPI = ROOT / "build" / "bin" / "hympi"
@@ -45,21 +44,6 @@ FIGURES = ("fig-beff", "fig-internode", "fig-ratio", "fig-pack", "fig-overlap", 
 # the ratio a sentence in its section.
 ONE_POINT = {"fig-internode": "internode-table", "fig-ratio": "ratio", "fig-pack": "pack-table",
              "fig-overlap": "overlap-table"}
-
-
-def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "hympi_lab.cli", *args], capture_output=True,
-                          text=True, env=full_env, timeout=timeout, cwd=ROOT)
-
-
-def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def point_keys(outdir: Path) -> set[str]:
-    return {r["point"] for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
 
 
 def result_keys(outdir: Path) -> set[tuple]:
@@ -258,10 +242,6 @@ def test_trace_of_funneled_has_comm_thread(quick_study):
         assert "comm" in phases0 and "compute_interior" not in phases0
 
 
-STUDY_OPTS = ["--quick", "--ranks", "2", "--threads", "2", "--kernels", "jacobi",
-              "--steps", "info,beff,pack,overlap,solve", "--no-report"]
-
-
 def test_killed_study_resumes_without_rerunning(tmp_path):
     whole = tmp_path / "whole"
     proc = run_cli(["study", *STUDY_OPTS, "--out", str(whole)])
@@ -441,35 +421,6 @@ def test_report_renders_in_headless_chromium(quick_study, tmp_path):
     assert pixels.shape[0] >= 1000 and float(np.std(pixels[..., :3])) > 0.05, "blank screenshot"
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_ends_the_run_keeps_results_and_says_how_to_resume(tmp_path, sig):
-    outdir = tmp_path / "stopped"
-    # SIGINT back to its default in the child: a test run started as a
-    # background job (`make test &`, nohup) ignores SIGINT, the child inherits
-    # that, and Python then installs no KeyboardInterrupt handler at all (the
-    # study respects an ignored SIGINT, as nohup asks).
-    child = subprocess.Popen([sys.executable, "-m", "hympi_lab.cli", "study", *STUDY_OPTS,
-                              "--out", str(outdir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, cwd=ROOT,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        path = outdir / "results.jsonl"
-        if path.exists() and path.read_text().count('"record":"point"') >= 2:
-            break
-        time.sleep(0.05)
-    child.send_signal(sig)
-    out, err = child.communicate(timeout=60)
-    # docs/exit-codes.md: 130 for Ctrl-C, 143 for SIGTERM
-    assert child.returncode == (143 if sig == signal.SIGTERM else 130), out + err
-    assert f"Resume with: hympi-lab study --resume {outdir}" in out
-    assert len(point_keys(outdir)) >= 2
-    # no rank of the interrupted run is left behind
-    time.sleep(0.5)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert str(outdir) not in ps
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="the emulated cluster needs root")
 def test_study_on_the_emulated_cluster(tmp_path):
     """--emulated-nodes: every run crosses the shaped links between two namespaces,
@@ -486,65 +437,6 @@ def test_study_on_the_emulated_cluster(tmp_path):
     assert internode and all(p["bandwidth_per_node_MBps"] < 1e9 / 8 / 1e6 * 1.3 for p in internode)
     assert "emulated-cluster run --mpi openmpi --np-per-node 1 --" in (outdir / "commands.log").read_text()
     assert not Path("/run/hympi-emulated-cluster").exists()
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
-def test_a_disk_without_room_for_the_study_is_refused_before_any_run(tmp_path):
-    """On a 300 kB tmpfs the study's runs do not fit: the check before the
-    runs says so (exit 2), nothing is measured, no temporary file is left."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)]).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        outdir = mnt / "s"
-        proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "2",
-                        "--steps", "info,beff,pack", "--out", str(outdir)])
-        assert proc.returncode == 2, proc.stdout + proc.stderr
-        assert re.search(r"MiB free, the study's 3 runs and report need up to \d+ MiB", proc.stderr)
-        assert "Traceback" not in proc.stderr and not (outdir / "results.jsonl").exists()
-        assert not list(mnt.rglob("*.tmp"))
-    finally:
-        subprocess.run(["umount", str(mnt)])
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
-@pytest.mark.parametrize("fill_at", ["info", "pack"])
-def test_a_disk_filled_during_the_study_stops_it_cleanly_and_keeps_whole_points(tmp_path, fill_at):
-    """Another program fills the disk while the study runs (here: a hympi
-    that fills it before its run of `fill_at`): the study says so in one
-    line, exits 4, keeps whole points only and leaves no temporary file.
-    Filled before the first point, results.jsonl cannot take its lines: the
-    study stops with its --resume line. Filled before the last, its run
-    fails (hympi cannot write its document), its status line still fits,
-    and the report cannot be written."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)]).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    words = ("info --threads" if fill_at == "info" else "bench pack").split()
-    wrapper = tmp_path / "hympi"
-    wrapper.write_text("#!/bin/sh\n"
-                       f'if [ "$1" = {words[0]} ] && [ "$2" = {words[1]} ]; then '
-                       f'cat /dev/zero > "{mnt}/filler" 2>/dev/null; fi\n'
-                       f'exec "{ROOT / "build" / "bin" / "hympi"}" "$@"\n', encoding="utf-8")
-    wrapper.chmod(0o755)
-    try:
-        outdir = mnt / "s"
-        proc = run_cli(["study", "--quick", "--ranks", "2", "--threads", "1", "--steps", "info,pack",
-                        "--hympi", str(wrapper), "--out", str(outdir)])
-        assert proc.returncode == 4, proc.stdout + proc.stderr
-        assert "No space left on device" in proc.stdout and "Traceback" not in proc.stderr
-        if fill_at == "info":
-            assert f"resume with: hympi-lab study --resume {outdir}" in proc.stdout
-        else:
-            assert "the report could not be written: cannot write" in proc.stdout
-            status = {r["point"]: r["status"] for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
-            assert status == {"info": "ok", "pack": "failed"}
-        lines(outdir / "results.jsonl")  # every line whole JSON
-        assert not list(mnt.rglob("*.tmp"))
-    finally:
-        subprocess.run(["umount", str(mnt)])
 
 
 @pytest.mark.parametrize("cores,numa,expected", [
