@@ -22,6 +22,7 @@ from .errors import OutputError
 from .launch import Setting
 from .plan import Point
 from .results import now_iso
+from .slurm import step_not_launched
 from .studydir import COMMANDS, RAW, STUDY_SCHEMA_VERSION
 
 
@@ -35,7 +36,7 @@ class RunOutcome:
     records: list[dict[str, Any]]
     reason: str = ""
     command: list[str] = field(default_factory=list)  # the exact argv that ran
-    output: str = ""  # the run's own output (its end), for died_after_result
+    output: str = ""  # the run's own output (its end), for _worth_another_run
 
 
 class Interrupted(Exception):
@@ -110,10 +111,10 @@ def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_
         argv = point_command(point, setting, hympi, outdir)
         outcome = _run_native(point, setting, outdir, argv, timeout_s, "")
         json_path = outdir / RAW / point.json_name
-        why = _died_after_result(outcome, lambda: _outcome(point, json_path, 0, False, outcome.wall_s,
+        why = _worth_another_run(outcome, lambda: _outcome(point, json_path, 0, False, outcome.wall_s,
                                                            outcome.output, timeout_s))
         if why:
-            outcome = _run_native(point, setting, outdir, argv, timeout_s, _again_note(outcome.exit_code))
+            outcome = _run_native(point, setting, outdir, argv, timeout_s, _again_note(why))
             if outcome.status == "ok":
                 outcome.reason = f"ran twice: the first run {why}"
     except OSError as err:  # the study directory's disk, not the run
@@ -152,21 +153,25 @@ def _run_once(point: Point, setting: Setting, outdir: Path, argv: list[str], tim
     return _execute(argv, env, log_path, timeout_s, append=bool(marker))
 
 
-def _again_note(code: Optional[int]) -> str:
-    return f" (again: the run before died with exit code {code} after its result)"
+def _again_note(why: str) -> str:
+    return f" (again: the run before {why})"
 
 
-def _died_after_result(outcome: RunOutcome, as_if_clean: Callable[[], RunOutcome]) -> str:
-    """Why a failed run is Open MPI's failure after the work
-    (died_after_result), when its result files are complete (as_if_clean:
-    what _outcome says of them with exit code 0); "" otherwise. A program
+def _worth_another_run(outcome: RunOutcome, as_if_clean: Callable[[], RunOutcome]) -> str:
+    """Why a failed run is run once more ("" if it is not): Open MPI's
+    failure after the work (died_after_result) when its result files are
+    complete (as_if_clean: what _outcome says of them with exit code 0), or
+    an srun step that never started (slurm.step_not_launched). A program
     that fails during its run does so before it writes its result (hympi's
     rank 0 writes at the end of the run; the file of an earlier run is
     removed first)."""
     if outcome.status == "ok" or outcome.timed_out:
         return ""
     why = died_after_result(outcome.exit_code, outcome.output)
-    return why if why and as_if_clean().status == "ok" else ""
+    if why:
+        return why if as_if_clean().status == "ok" else ""
+    line = step_not_launched(outcome.output)
+    return f"was never started by srun ('{line}')" if line else ""
 
 
 def _launch(point: Point, setting: Setting, outdir: Path, argv: list[str], extra: dict[str, str],
@@ -205,12 +210,12 @@ def _run_app(point: Point, setting: Setting, outdir: Path, timeout_s: float) -> 
                                                       timeout_s, "")
         wall_total += wall
         outcome = _outcome(point, report, code, timed_out, wall_total, output, timeout_s, trace)
-        why = _died_after_result(outcome, lambda: _outcome(point, report, 0, False, wall_total, output,
+        why = _worth_another_run(outcome, lambda: _outcome(point, report, 0, False, wall_total, output,
                                                            timeout_s, trace))
         if why:
             again.append(f"run {r} {why}")
             code, timed_out, wall, output = _run_app_once(point, setting, outdir, argv, r, report, trace,
-                                                          timeout_s, _again_note(code))
+                                                          timeout_s, _again_note(why))
             wall_total += wall
             outcome = _outcome(point, report, code, timed_out, wall_total, output, timeout_s, trace)
         if outcome.status != "ok":

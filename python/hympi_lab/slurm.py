@@ -171,6 +171,26 @@ def job_ending(output: str) -> str:
     return ""
 
 
+# What srun prints when a step never started its tasks (Slurm 22.05):
+# "StepId=J.S aborted before step completely launched", "task N launch
+# failed: Unspecified error". Seen on the test cluster for a step of a
+# requeued job whose node still held the old run's step of that number;
+# clusters also report it for a credential refused in passing
+# (openpmix/openpmix#2031). Nothing ran, so the study launches it once more.
+STEP_NOT_LAUNCHED = re.compile(r"aborted before step completely launched|task \d+ launch failed")
+
+
+def step_not_launched(output: str) -> str:
+    """The line of srun's `output` that says its step never started ("" if
+    none, or if the job itself is ending: job_ending)."""
+    if job_ending(output):
+        return ""
+    for line in output.splitlines():
+        if STEP_NOT_LAUNCHED.search(line):
+            return line.strip()
+    return ""
+
+
 def srun_path() -> str:
     exe = shutil.which("srun")
     if not exe:

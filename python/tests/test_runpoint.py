@@ -1,9 +1,9 @@
 """run_point and discover_info against a stand-in for hympi: a run that
 dies of SIGSEGV after writing its complete result (Open MPI 4.1's crash in
 MPI_Finalize, open-mpi/ompi#10117), or exits 1 after it with mpirun's report
-of a rank "exiting improperly" (open-mpi/ompi#7833), is run once more; any
-other crash or failure fails the point (or, for `hympi info`, the study, as
-bad input)."""
+of a rank "exiting improperly" (open-mpi/ompi#7833), is run once more, and
+so is a run whose srun step never started; any other crash or failure fails
+the point (or, for `hympi info`, the study, as bad input)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ You can avoid this message by specifying -quiet on the mpirun.openmpi command li
 # runs the plan names: "after" dies of SIGSEGV with its result written,
 # "before" without it; "improper" exits 1 with mpirun's improper-exit lines
 # after its result, "improper-before" before it; "exit1-after" exits 1
-# after its result with no such lines.
+# after its result with no such lines. "not-launched" prints srun's words
+# for a step that never started and exits 1; "ending" adds the words of a
+# job that is ending.
 FAKE = r'''
 import json, os, signal, sys
 from pathlib import Path
@@ -69,6 +71,12 @@ if what == "before":
     os.kill(os.getpid(), signal.SIGSEGV)
 if what == "improper-before":
     sys.stderr.write(IMPROPER)
+    sys.exit(1)
+if what in ("not-launched", "ending"):
+    if what == "ending":
+        sys.stderr.write("srun: error: Unable to create step for job 11: Job/step already completing or completed\n")
+    sys.stderr.write("srun: error: task 0 launch failed: Unspecified error\n"
+                     "srun: StepId=11.4 aborted before step completely launched.\n")
     sys.exit(1)
 json_path.write_text(json.dumps({"context": {"ranks": 2},
                                  "results": [{"kind": "solve", "kernel": "user:heat",
@@ -126,7 +134,24 @@ def test_an_improper_exit_after_the_complete_result_runs_the_point_again(tmp_pat
     assert "ompi#7833" in outcome.reason
     assert [r["result"]["time_s"] for r in outcome.records] == [2.5]
     log = (outdir / RAW / "solve-jacobi-masteronly.log").read_text()
-    assert "# run (again: the run before died with exit code 1" in log
+    assert "# run (again: the run before exited with code 1 after writing its complete result" in log
+
+
+def test_an_srun_step_that_never_started_runs_again(tmp_path, monkeypatch):
+    outcome, runs, outdir = run(tmp_path, monkeypatch, ["not-launched", "ok"])
+    assert runs == 2 and outcome.status == "ok"
+    assert outcome.reason == ("ran twice: the first run was never started by srun "
+                              "('srun: error: task 0 launch failed: Unspecified error')")
+    assert "(again: the run before was never started by srun" in (outdir / COMMANDS).read_text()
+
+
+@pytest.mark.parametrize("plan, runs_made", [
+    (["not-launched", "not-launched"], 2),  # launched once more only
+    (["ending", "ok"], 1),                  # the job is ending: the study stops (slurm.job_ending)
+])
+def test_a_step_that_never_starts_twice_or_in_an_ending_job_fails(tmp_path, monkeypatch, plan, runs_made):
+    outcome, runs, _ = run(tmp_path, monkeypatch, plan)
+    assert runs == runs_made and outcome.status == "failed" and outcome.exit_code == 1
 
 
 @pytest.mark.parametrize("plan, why", [
@@ -200,6 +225,9 @@ plan = json.loads(os.environ["FAKE_PLAN"])
 what = plan[min(run, len(plan)) - 1]
 if what == "before":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "not-launched":
+    sys.stderr.write("srun: StepId=11.0 aborted before step completely launched.\n")
+    sys.exit(1)
 print(json.dumps({"context": {"ranks": 1}, "schemes": [{"name": "masteronly"}], "run": run}))
 sys.stdout.flush()
 if what == "after":
@@ -222,7 +250,7 @@ def discover(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str]):
     return lambda: discover_info(setting, str(fake), 60), tmp_path / "runs.txt"
 
 
-@pytest.mark.parametrize("failure", ["after", "improper"])
+@pytest.mark.parametrize("failure", ["after", "improper", "not-launched"])
 def test_info_that_fails_after_its_document_runs_again(tmp_path, monkeypatch, failure):
     probe, runs = discover(tmp_path, monkeypatch, [failure, "ok"])
     info = probe()
