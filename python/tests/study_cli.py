@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +31,13 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 def point_keys(outdir: Path) -> set[str]:
     return {r["point"] for r in lines(outdir / "results.jsonl") if r["record"] == "point"}
+
+
+def wait_for_points(outdir: Path, count: int, timeout_s: float = 120) -> None:
+    """Until a running study has recorded `count` points (or timeout_s passed)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        path = outdir / "results.jsonl"
+        if path.exists() and path.read_text().count('"record":"point"') >= count:
+            return
+        time.sleep(0.05)

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 from hympi_lab import buildinfo, cli, plan, report, study
 
 from proctree import kill_tree
-from study_cli import STUDY_OPTS, lines, point_keys, run_cli
+from study_cli import STUDY_OPTS, lines, point_keys, run_cli, wait_for_points
 
 ROOT = Path(__file__).resolve().parents[2]
 HYMPI = ROOT / "build" / "bin" / "hympi"
@@ -252,12 +251,7 @@ def test_killed_study_resumes_without_rerunning(tmp_path):
     child = subprocess.Popen([sys.executable, "-m", "hympi_lab.cli", "study", *STUDY_OPTS,
                               "--out", str(outdir)], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, env=env, cwd=ROOT, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        path = outdir / "results.jsonl"
-        if path.exists() and path.read_text().count('"record":"point"') >= 4:
-            break
-        time.sleep(0.05)
+    wait_for_points(outdir, 4)
     kill_tree(child.pid)  # the study and the MPI job it was running, ranks included
     child.wait()
     before = point_keys(outdir)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from study_cli import STUDY_OPTS, lines, point_keys, run_cli
+from study_cli import STUDY_OPTS, lines, point_keys, run_cli, wait_for_points
 
 ROOT = Path(__file__).resolve().parents[2]
 HYMPI = ROOT / "build" / "bin" / "hympi"
@@ -66,12 +66,7 @@ def test_interrupt_ends_the_run_keeps_results_and_says_how_to_resume(tmp_path, s
                               "--out", str(outdir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, cwd=ROOT,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        path = outdir / "results.jsonl"
-        if path.exists() and path.read_text().count('"record":"point"') >= 2:
-            break
-        time.sleep(0.05)
+    wait_for_points(outdir, 2)
     child.send_signal(sig)
     out, err = child.communicate(timeout=60)
     # docs/exit-codes.md: 130 for Ctrl-C, 143 for SIGTERM
