@@ -289,7 +289,9 @@ def test_a_requeued_job_resumes_its_study_by_itself(slurm_cluster, tmp_path):  #
     # after the requeue's SIGTERM, while the new run numbers its steps from 0
     # again: a new step 11.4 launched 7 s after the requeue failed ("StepId=11.4
     # aborted before step completely launched", fresh-clone CI, 2026-11-28),
-    # likely beside the old step of that id. So KillWait and 2 s pass first.
+    # likely beside the old step of that id. So KillWait and 2 s pass first
+    # (and the study now launches a step that never started once more:
+    # slurm.STEP_NOT_LAUNCHED).
     time.sleep(7)
     slurm_cluster.exec(["scontrol", "update", f"JobId={job}", "StartTime=now"], timeout=30)
     record = slurm_cluster.wait_job(job, 300)
