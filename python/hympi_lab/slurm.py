@@ -174,8 +174,8 @@ def job_ending(output: str) -> str:
 # What srun prints when a step never started its tasks (Slurm 22.05):
 # "StepId=J.S aborted before step completely launched", "task N launch
 # failed: Unspecified error". Seen on the test cluster for a step of a
-# requeued job whose node still held the old run's step of that number;
-# clusters also report it for a credential refused in passing
+# requeued job, likely while a node still held the old run's step of that
+# number; clusters also report it for a credential refused in passing
 # (openpmix/openpmix#2031). Nothing ran, so the study launches it once more.
 STEP_NOT_LAUNCHED = re.compile(r"aborted before step completely launched|task \d+ launch failed")
 
