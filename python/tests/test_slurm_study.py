@@ -275,24 +275,30 @@ def test_a_requeued_job_resumes_its_study_by_itself(slurm_cluster, tmp_path):  #
                  env={"HYMPI_STUDY_OUT": str(out), "HYMPI_STUDY_ARGS": "--quick --no-report"})
     wait_for_points(out, 3, 180)
     slurm_cluster.exec(["scontrol", "requeue", job], timeout=60, check=True)
+    # A requeued job waits about 2 minutes (its credentials expire) unless
+    # released, and it is released only once Slurm has requeued it: the job
+    # PENDING again, its old run ended on every node (its steps killed, after
+    # KillWait, and the Epilog done). Released while still COMPLETING, the
+    # requeue that follows set its start 2 minutes on again (seen 3 times in
+    # about 45 runs, released 7 s after the requeue: the test took 2.5-3
+    # minutes instead of 25 s). The
+    # old run's steps ended also keeps a new step from meeting the old step of
+    # its number, as the new run numbers its steps from 0 again ("StepId=11.4
+    # aborted before step completely launched", fresh-clone CI, 2026-11-28,
+    # released 7 s after the requeue; the study now also launches such a step
+    # once more: slurm.STEP_NOT_LAUNCHED). Then 2 s more: released in the
+    # same second as the requeue revoked its old credential, a node may
+    # refuse the new one (Slurm compares whole seconds) and the job ends
+    # FAILED without running again (seen twice in fresh-clone CI runs).
     deadline = time.monotonic() + 90
-    while slurm_cluster.job(job).get("Restarts", "0") == "0":
-        assert time.monotonic() < deadline, slurm_cluster.job(job)
+    while True:
+        state = slurm_cluster.job(job)
+        if state.get("Restarts", "0") != "0" and state.get("JobState") == "PENDING":
+            break
+        assert time.monotonic() < deadline, state
         time.sleep(0.5)
     before = set(ok_points(out))
-    # A requeued job waits about 2 minutes (its credentials expire) unless released.
-    # Released in the same second as the requeue revoked its old credential,
-    # a node may refuse the new one (Slurm compares whole seconds) and the job
-    # ends FAILED without running again: seen twice in fresh-clone CI runs
-    # once the suite had become faster; so a second passes first. And the old
-    # run's step gets its SIGKILL only KillWait (5 s, scripts/slurm-cluster)
-    # after the requeue's SIGTERM, while the new run numbers its steps from 0
-    # again: a new step 11.4 launched 7 s after the requeue failed ("StepId=11.4
-    # aborted before step completely launched", fresh-clone CI, 2026-11-28),
-    # likely beside the old step of that id. So KillWait and 2 s pass first
-    # (and the study now launches a step that never started once more:
-    # slurm.STEP_NOT_LAUNCHED).
-    time.sleep(7)
+    time.sleep(2)
     slurm_cluster.exec(["scontrol", "update", f"JobId={job}", "StartTime=now"], timeout=30)
     record = slurm_cluster.wait_job(job, 300)
     output = job_output(tmp_path, job)
