@@ -167,10 +167,13 @@ def test_exit_code_1_without_both_signs_fails_without_running_again(tmp_path, mo
 
 
 def test_the_failed_runs_tail_is_its_own_output(tmp_path, monkeypatch):
-    # Run 2 of a user's program fails; its tail holds its lines, not run 1's.
-    outcome, runs, outdir = run(tmp_path, monkeypatch, ["ok", "improper-before"], app_repeat=2)
-    assert runs == 2 and outcome.status == "failed"
-    assert outcome.stderr_tail.endswith("-" * 74) and "result written" not in outcome.stderr_tail
+    # Run 2 of a user's program is never started, twice; the tail holds the
+    # last attempt's two lines, not run 1's (the log's last lines would).
+    outcome, runs, outdir = run(tmp_path, monkeypatch, ["ok", "not-launched", "not-launched"],
+                                app_repeat=2)
+    assert runs == 3 and outcome.status == "failed"
+    assert outcome.stderr_tail == ("srun: error: task 0 launch failed: Unspecified error\n"
+                                   "srun: StepId=11.4 aborted before step completely launched.")
     assert (outdir / RAW / "solve-app-masteronly.log").read_text().count("result written") == 1
 
 
