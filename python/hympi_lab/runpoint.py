@@ -90,18 +90,25 @@ OPEN_MPI_IMPROPER_EXIT = re.compile(r"has exited due to process rank \d+ with PI
                                     r"node \S+ exiting improperly")
 
 
-def died_after_result(code: Optional[int], output: str) -> str:
-    """Why a run that ended with `code` and printed `output` may have
-    finished its work first (Open MPI's crash in MPI_Finalize, or mpirun's
-    improper-exit report; "" if neither): the run counts once its result
-    files prove it complete."""
+def why_run_again(code: Optional[int], output: str, result_complete: Callable[[], bool]) -> str:
+    """Why a failed run (exit `code`, printed `output`) is run once more, ""
+    if it is not: Open MPI's failure after the work (a crash in
+    MPI_Finalize, or mpirun's improper-exit report) when result_complete()
+    says its result is whole, or an srun step that never started
+    (slurm.step_not_launched). A program that fails during its run does so
+    before it writes its result (hympi's rank 0 writes at the end of the
+    run; the file of an earlier run is removed first). The study's runs and
+    its `hympi info` probe both ask here."""
     if code in FINALIZE_CRASH_CODES:
-        return (f"died with exit code {code} after writing its complete result (Open MPI's crash "
-                "in MPI_Finalize, open-mpi/ompi#10117)")
-    if code == 1 and OPEN_MPI_IMPROPER_EXIT.search(output):
-        return ("exited with code 1 after writing its complete result, a rank reported by mpirun as "
-                "\"exiting improperly\" (Open MPI, open-mpi/ompi#7833)")
-    return ""
+        why = (f"died with exit code {code} after writing its complete result (Open MPI's crash "
+               "in MPI_Finalize, open-mpi/ompi#10117)")
+    elif code == 1 and OPEN_MPI_IMPROPER_EXIT.search(output):
+        why = ("exited with code 1 after writing its complete result, a rank reported by mpirun as "
+               "\"exiting improperly\" (Open MPI, open-mpi/ompi#7833)")
+    else:
+        line = step_not_launched(output)
+        return f"was never started by srun ('{line}')" if line else ""
+    return why if result_complete() else ""
 
 
 def run_point(point: Point, setting: Setting, hympi: str, outdir: Path, timeout_s: float) -> RunOutcome:
@@ -158,20 +165,11 @@ def _again_note(why: str) -> str:
 
 
 def _worth_another_run(outcome: RunOutcome, as_if_clean: Callable[[], RunOutcome]) -> str:
-    """Why a failed run is run once more ("" if it is not): Open MPI's
-    failure after the work (died_after_result) when its result files are
-    complete (as_if_clean: what _outcome says of them with exit code 0), or
-    an srun step that never started (slurm.step_not_launched). A program
-    that fails during its run does so before it writes its result (hympi's
-    rank 0 writes at the end of the run; the file of an earlier run is
-    removed first)."""
+    """why_run_again for a finished run of a point; its result is whole when
+    as_if_clean (what _outcome says of its files with exit code 0) is ok."""
     if outcome.status == "ok" or outcome.timed_out:
         return ""
-    why = died_after_result(outcome.exit_code, outcome.output)
-    if why:
-        return why if as_if_clean().status == "ok" else ""
-    line = step_not_launched(outcome.output)
-    return f"was never started by srun ('{line}')" if line else ""
+    return why_run_again(outcome.exit_code, outcome.output, lambda: as_if_clean().status == "ok")
 
 
 def _launch(point: Point, setting: Setting, outdir: Path, argv: list[str], extra: dict[str, str],

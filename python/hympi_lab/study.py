@@ -34,8 +34,8 @@ from .buildinfo import Info
 from .options import NAME_PATTERN, StudyOptions, app_kernel, app_problems
 from .plan import LEVELS, Point, build_plan, dropped, estimate_s, kernels_of, name_problems, steps_of
 from .results import now_iso
-from .runpoint import RunOutcome, died_after_result, point_status_line, run_point
-from .slurm import allocation, job_ending, step_not_launched
+from .runpoint import RunOutcome, point_status_line, run_point, why_run_again
+from .slurm import allocation, job_ending
 from .studydir import (COMMANDS, RESULTS, STUDY_FILE, STUDY_SCHEMA_VERSION, TOPOLOGY, append_lines,
                        check_outdir, check_room, load_results, load_study, prepare_outdir,
                        rewrite_results, rewrite_study)
@@ -170,13 +170,10 @@ def discover_info(setting: Setting, hympi: str, timeout_s: float) -> Info:
     env.update(setting.pure_env or setting.env)
     env["OMP_NUM_THREADS"] = "1"
     proc = _run_info(argv, env, timeout_s)
-    output = proc.stderr + proc.stdout
-    if ((died_after_result(proc.returncode, output) and _first_document(proc.stdout) is not None)
-            or (proc.returncode != 0 and step_not_launched(output))):
-        # Open MPI's failure after the document was printed (a crash in
-        # MPI_Finalize, or a rank reported as exiting improperly:
-        # runpoint.died_after_result), or an srun step that never started:
-        # once more, as for a study's run.
+    if proc.returncode != 0 and why_run_again(proc.returncode, proc.stderr + proc.stdout,
+                                              lambda: _first_document(proc.stdout) is not None):
+        # Open MPI's failure after the whole document was printed, or an srun
+        # step that never started: once more, as for a study's run.
         proc = _run_info(argv, env, timeout_s)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]

@@ -281,12 +281,12 @@ def test_a_requeued_job_resumes_its_study_by_itself(slurm_cluster, tmp_path):  #
     # KillWait, and the Epilog done). Released while still COMPLETING, the
     # requeue that follows set its start 2 minutes on again (seen 3 times in
     # about 45 runs, released 7 s after the requeue: the test took 2.5-3
-    # minutes instead of 25 s). The
-    # old run's steps ended also keeps a new step from meeting the old step of
-    # its number, as the new run numbers its steps from 0 again ("StepId=11.4
-    # aborted before step completely launched", fresh-clone CI, 2026-11-28,
-    # released 7 s after the requeue; the study now also launches such a step
-    # once more: slurm.STEP_NOT_LAUNCHED). Then 2 s more: released in the
+    # minutes instead of 25 s). With the old run's steps gone, a new step
+    # cannot meet the old step of its number either, although the new run
+    # numbers its steps from 0 again ("StepId=11.4 aborted before step
+    # completely launched", fresh-clone CI, 2026-11-28, released 7 s after the
+    # requeue; the study now also launches such a step once more:
+    # slurm.STEP_NOT_LAUNCHED). Then 2 s more: released in the
     # same second as the requeue revoked its old credential, a node may
     # refuse the new one (Slurm compares whole seconds) and the job ends
     # FAILED without running again (seen twice in fresh-clone CI runs).

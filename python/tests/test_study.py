@@ -110,9 +110,9 @@ def test_quick_study_finishes_with_every_step(quick_study):
         topo = outdir / "topology.xml"
         assert ET.parse(topo).getroot().tag == "topology"
         commands = re.findall(r"^OMP_NUM_THREADS=.*$", log, re.M)
-        # one per run: a point run again after Open MPI's crash in
-        # MPI_Finalize (runpoint.FINALIZE_CRASH_CODES; seen in a fresh-clone
-        # `make test`, 2026-11-28) logs its second run under "(again: ...)"
+        # one per run: a point run again (runpoint.why_run_again: Open MPI's
+        # crash in MPI_Finalize was seen in a fresh-clone `make test`,
+        # 2026-11-28) logs its second run under "(again: ...)"
         runs = re.findall(r"^# \S+ (\S+)(?: \(again: [^\n]*\))?$", log, re.M)
         assert len(commands) == len(runs) and set(runs) == set(status)
         assert all(f"OMPI_MCA_hwloc_base_topo_file={topo.resolve()}" in c
