@@ -57,10 +57,10 @@ namespace {
 // independent (one barrier per step), so sweep t reads only planes that
 // earlier steps wrote: lag r + 1. One thread runs a step's sweeps in order,
 // so sweep t may read the plane k + r that sweep t - 1 wrote moments
-// before, still in L1 or L2 (lag r): 3-7 % faster at depth 8 on 256^3 and
-// fewer planes live (bench/README.md, "The wavefront's lag on one thread").
-// What sweep t + 1 then overwrites (plane k - r of sweep t's input) sweep t
-// has read.
+// before, still in L1 or L2 (lag r): fewer planes live, and depth 8 on
+// 256^3 ran 3-7 % faster at 1 rank (bench/README.md, "The wavefront's lag
+// on one thread"). What sweep t + 1 then overwrites (plane k - r of sweep
+// t's input) sweep t has read.
 int wavefront_lag(int radius, int threads) { return threads == 1 ? radius : radius + 1; }
 
 }  // namespace
