@@ -50,22 +50,25 @@ trap 'exit 143' TERM
 # pytest exits 5 when it selected no test (a -k that matches none of a lane).
 pytest_ok() { "$python" -m pytest "$@"; local rc=$?; [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]; }
 
+# Each ctest suite runs through scripts/ctest_once_more.py: a test that
+# failed only with Open MPI 4.1's failure after the work (a rank killed in
+# MPI_Finalize, or reported as exiting improperly:
+# python/hympi_lab/runpoint.py) runs once more, as the study's runs do, and
+# the lane's output says so.
+once_more=("$python" "$root/scripts/ctest_once_more.py")
+
 cluster_lane() {
     local status=0
     pytest_ok -q -m cluster python/tests "$@" || status=1
     if [ "$what" = all ]; then
-        (cd build && PATH=$ctest_path ctest --output-on-failure -R '^emulated') || status=1
-        (cd build-mpich && PATH=$ctest_path ctest --output-on-failure -R '^emulated') || status=1
+        (cd build && PATH=$ctest_path "${once_more[@]}" --output-on-failure -R '^emulated') || status=1
+        (cd build-mpich && PATH=$ctest_path "${once_more[@]}" --output-on-failure -R '^emulated') || status=1
     fi
     return "$status"
 }
 
-# Each suite through scripts/ctest_once_more.py: a test that failed only
-# with Open MPI 4.1's failure after the work (a rank killed in MPI_Finalize,
-# or reported as exiting improperly: python/hympi_lab/runpoint.py) runs once
-# more, as the study's runs do, and says so in the lane's output.
 ctest_lane() {
-    local status=0 once_more=("$python" "$root/scripts/ctest_once_more.py")
+    local status=0
     export PATH=$ctest_path
     echo "---- ctest, Open MPI (build/) ----"
     (cd build && with_topology openmpi $batch "${once_more[@]}" --output-on-failure -j "$ctest_jobs" \
