@@ -14,19 +14,12 @@ the second run's status is the exit status. A failure of any other kind
 runs nothing again (a second run would hide a failure of our own behind a
 pass): ctest's status is the exit status."""
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-from hympi_lab.runpoint import OPEN_MPI_IMPROPER_EXIT
-
-# mpirun's line for a rank a signal killed, e.g. "mpirun.openmpi noticed that
-# process rank 0 with PID 0 on node vm exited on signal 11 (Segmentation
-# fault)." Only SIGSEGV (11) and SIGBUS (7): what the finalize crash raises.
-OPEN_MPI_RANK_CRASH = re.compile(r"noticed that process rank \d+ with PID \d+ on node \S+ "
-                                 r"exited on signal (?:11|7) ")
+from hympi_lab.runpoint import OPEN_MPI_IMPROPER_EXIT, OPEN_MPI_RANK_CRASH
 
 
 def failed_tests(junit_text: str) -> dict[str, str]:

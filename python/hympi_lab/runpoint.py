@@ -89,6 +89,14 @@ FINALIZE_CRASH_CODES = frozenset({128 + signal.SIGSEGV, 128 + signal.SIGBUS,
 OPEN_MPI_IMPROPER_EXIT = re.compile(r"has exited due to process rank \d+ with PID \d+ on\s+"
                                     r"node \S+ exiting improperly")
 
+# mpirun's line for a rank that a signal killed, e.g. "mpirun.openmpi noticed
+# that process rank 0 with PID 0 on node vm exited on signal 11
+# (Segmentation fault).", for SIGSEGV and SIGBUS only: the finalize crash
+# above, where only the output is at hand (make test's ctest lanes:
+# scripts/ctest_once_more.py; the study reads the exit code instead).
+OPEN_MPI_RANK_CRASH = re.compile(r"noticed that process rank \d+ with PID \d+ on node \S+ "
+                                 r"exited on signal (?:11|7) ")
+
 
 def why_run_again(code: Optional[int], output: str, result_complete: Callable[[], bool]) -> str:
     """Why a failed run (exit `code`, printed `output`) is run once more, ""
