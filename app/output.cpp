@@ -95,7 +95,8 @@ nlohmann::json solve_record(const SolveResult& r) {
       {"exchanges", r.exchanges},
       {"tuning", {{"what", r.tuned.empty() ? "nothing" : r.tuned},
                   {"blocks", r.tuning_blocks},
-                  {"seconds", r.tuning_s}}},
+                  {"seconds", r.tuning_s},
+                  {"tile_rows", r.tile_rows}}},
       {"checksum", r.checksum},
       {"l2", r.l2},
       {"time_s", stats_json(r.time_s)},
@@ -162,6 +163,7 @@ void print_solve(std::ostream& out, const SolveResult& r, int ranks) {
                 ? " of " + std::to_string(kernel_info(c.kernel).sweeps_per_iteration) + " sweeps"
                 : std::string())
         << " (faces " << c.halo_depth << " deep, with edges and corners)\n";
+  if (r.tile_rows > 0) out << "tiles      " << r.tile_rows << " rows per wavefront tile (max over ranks)\n";
   if (r.tuning_blocks > 0)
     out << "tuned      " << r.tuned << " before the timed loop: " << r.tuning_blocks
         << " blocks, " << std::fixed << std::setprecision(3) << r.tuning_s << " s (not in time_s)\n";

@@ -80,6 +80,7 @@ const NodeMap& Domain::nodes() const { return impl_->nodes; }
 Scheme& Domain::scheme() { return *impl_->scheme; }
 const SweepRegions& Domain::regions() const { return impl_->regions; }
 int Domain::threads() const { return impl_->cfg.threads; }
+int Domain::wavefront_tile_rows() const { return impl_->wavefront_rows; }
 const ExchangePlan& Domain::plan() const { return *impl_->plan; }
 
 FieldLayout Domain::layout() const {

@@ -140,6 +140,9 @@ struct Domain::Impl {
   // One of the two tile heights tried: planes of 4 MiB per thread (an L3
   // share); the other fits one core's L2.
   static constexpr double kL3ShareBytes = 4.0 * 1024 * 1024;
+  // The tile height of the deepest wavefront run so far (its sweeps), for
+  // Domain::wavefront_tile_rows; a later one of as many sweeps replaces it.
+  int wavefront_sweeps = 0, wavefront_rows = 0;
   bool tracing = false;                 // config.trace or HYMPI_TRACE_JSON
   std::string trace_env;                // rank 0's HYMPI_TRACE_JSON, on every rank
   std::vector<detail::TraceLog> logs;   // [thread], filled from start_clock

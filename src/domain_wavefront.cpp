@@ -108,6 +108,10 @@ void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& up
   detail::WavefrontTileTuner::Pick pick{forced_tile_rows, -1};
   if (forced_tile_rows <= 0) pick = detail::wavefront_tile_tuner().pick(shape);
   const int tile = pick.rows;
+  if (sweeps >= wavefront_sweeps) {
+    wavefront_sweeps = sweeps;
+    wavefront_rows = tile;
+  }
   const int tiles = (y_end - y0 + tile - 1) / tile;
   // A failed update skips the rest of the block: its time says nothing.
   const bool failed_before = slot.failed();

@@ -149,6 +149,8 @@ void summarise(SolveResult& res, Repetitions& reps, const KernelRun& run) {
   res.tuning_blocks = static_cast<int>(tuning[0]);
   res.tuning_s = tuning[1];
   res.tuned = res.tuning_blocks > 0 ? "wavefront tile rows" : "";
+  res.tile_rows = run.domain.wavefront_tile_rows();
+  HYMPI_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &res.tile_rows, 1, MPI_INT, MPI_MAX, comm));
 }
 
 // The domain of a solve: the config's grid, boundaries and scheme, halo 1.

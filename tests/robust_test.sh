@@ -75,6 +75,22 @@ grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
 [ "$(grep -c "HYMPI_WAVEFRONT_TILE_ROWS=" <<< "$out")" = 1 ] ||
   fail "tile-rows-env: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
 unset HYMPI_WAVEFRONT_TILE_ROWS
+# The tile height the timed blocks ran with is reported: forced (5 rows, max
+# over ranks), measured (a positive height in the JSON), none at depth 1.
+export HYMPI_WAVEFRONT_TILE_ROWS=5
+check tile-rows-forced 0 "tiles      5 rows per wavefront tile (max over ranks)" 2 \
+  solve --kernel rbgs --grid 16^3 --iters 4 --halo-depth 3 --json "$tmp/tiles5.json"
+unset HYMPI_WAVEFRONT_TILE_ROWS
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["results"][0]["tuning"]; assert t["tile_rows"] == 5, t' \
+  "$tmp/tiles5.json" || fail "tile-rows-forced: JSON tuning.tile_rows is not 5"
+check tile-rows-measured 0 "tiles      " 2 solve --kernel jacobi --grid 24x40x16 --iters 6 --halo-depth 3 \
+  --json "$tmp/tiles.json"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["results"][0]["tuning"]; assert t["tile_rows"] > 0, t' \
+  "$tmp/tiles.json" || fail "tile-rows-measured: JSON tuning.tile_rows is not positive"
+check tile-rows-none 0 "checksum" 2 solve --kernel jacobi --grid 8^3 --iters 2 --json "$tmp/tiles0.json"
+! grep -qF "rows per wavefront tile" <<< "$out" || fail "tile-rows-none: a tile height at depth 1"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["results"][0]["tuning"]; assert t["tile_rows"] == 0, t' \
+  "$tmp/tiles0.json" || fail "tile-rows-none: JSON tuning.tile_rows is not 0"
 # No iteration: nothing measured, so no fractions (it said f_comp_non 1).
 check no-iterations 0 "fractions  none: no iteration ran" 2 \
   solve --kernel spmv --grid 8^3 --iters 0 --json "$tmp/iters0.json"

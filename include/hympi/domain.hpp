@@ -180,6 +180,9 @@ class Domain {
   // *out are overwritten: initialise them after. Returns the blocks run.
   // Collective over comm().
   int tune_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update);
+  // Rows per tile of this rank's deepest wavefront so far (the last of that
+  // many sweeps: after tune_block, the timed blocks' height); 0 before any.
+  int wavefront_tile_rows() const;
   // Every local point once, all threads, no exchange (vector updates);
   // booked as non-overlappable computation. The sum form reduces like
   // sweep_sum; local_sum stops at this rank's sum (no MPI).

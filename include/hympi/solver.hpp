@@ -77,6 +77,9 @@ struct SolveResult {
   std::string tuned;
   int tuning_blocks = 0;
   double tuning_s = 0;
+  // Temporal blocking: rows per wavefront tile of the timed blocks, max
+  // over ranks (Domain::wavefront_tile_rows); 0 without a wavefront.
+  int tile_rows = 0;
   // Per thread and phase, of the median repetition, max over ranks:
   // phase order of timing.hpp, then idle as the last entry.
   std::vector<std::array<double, kPhaseCount + 1>> breakdown;
