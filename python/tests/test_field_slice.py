@@ -19,6 +19,7 @@ import pytest
 
 from hympi_lab import field_file, plotting
 from hympi_lab.cli import main
+from hympi_lab.runpoint import why_run_again
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "build" / "bin" / "field_io"
@@ -152,8 +153,13 @@ def test_a_file_hympi_wrote_on_3_ranks(tmp_path: Path, capsys: pytest.CaptureFix
     path = tmp_path / "blobs.raw"
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMP_NUM_THREADS": "1"}
-    run = subprocess.run([mpirun, "-n", "3", str(EXAMPLE), "--grid", "12x10x8", "--out", str(path)],
-                         env=env, capture_output=True, text=True, timeout=120)
+    argv = [mpirun, "-n", "3", str(EXAMPLE), "--grid", "12x10x8", "--out", str(path)]
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    # Open MPI 4.1's crash in MPI_Finalize after the work, as the study and
+    # the ctest lanes do (runpoint.why_run_again): once more, and that decides.
+    if run.returncode != 0 and why_run_again(run.returncode, run.stdout + run.stderr,
+                                             lambda: "read back bit for bit" in run.stdout):
+        run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "read back bit for bit" in run.stdout, run.stdout + run.stderr
     data = np.fromfile(path, "<f8").reshape(8, 10, 12)
     sidecar = json.loads(Path(f"{path}.json").read_text(encoding="utf-8"))
