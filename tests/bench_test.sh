@@ -212,7 +212,13 @@ import math, sys
 table, model = sys.argv[1].split("# traffic model", 1)
 rows = {l.split()[0]: l.split()[1:] for l in table.splitlines() if l.startswith("  ")}
 model_rows = {l.split()[0]: l.split()[1:] for l in model.splitlines() if l.startswith("  ")}
-assert set(model_rows) == {"jacobi-cached", "stencil-cached", "spmv-crs", "spmv-sell", "rbgs"}, model_rows
+assert set(model_rows) == {"jacobi-cached", "stencil-cached", "spmv-crs", "spmv-sell", "rbgs",
+                           "jacobi-depth-2", "spmv-depth-2"}, model_rows
+# The blocked cases' model rows, each after the tile height it ran with.
+import re
+tiles = dict(re.findall(r"^# (\S+): tiles of ([1-9][0-9]*) rows, [0-9.]+ B of memory traffic per update$",
+                        model, re.M))
+assert set(tiles) == {"jacobi-depth-2", "spmv-depth-2"}, tiles
 for name, cols in model_rows.items():
     assert all(math.isfinite(float(c)) and float(c) > 0 for c in cols), (name, cols)
 for name in ["stream-copy", "jacobi", "jacobi-cached", "stencil-cached", "spmv-crs", "spmv-sell",
@@ -220,7 +226,6 @@ for name in ["stream-copy", "jacobi", "jacobi-cached", "stencil-cached", "spmv-c
              "rbgs-depth-2", "rbgs-in-cache"]:
     assert name in rows, name
 # Each blocked kernel over its depth-1 run, per round: a positive, finite ratio.
-import re
 blocked = dict(re.findall(r"^# (\S+)-2 over \S+, per round: median ([0-9.]+)x", sys.argv[1], re.M))
 assert set(blocked) == {"jacobi-depth", "spmv-depth", "rbgs-depth"}, blocked
 assert all(math.isfinite(float(v)) and float(v) > 0 for v in blocked.values()), blocked

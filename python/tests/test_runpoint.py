@@ -54,9 +54,10 @@ You can avoid this message by specifying -quiet on the mpirun.openmpi command li
 # after its result, "improper-before" before it; "exit1-after" exits 1
 # after its result with no such lines. "not-launched" prints srun's words
 # for a step that never started and exits 1; "ending" adds the words of a
-# job that is ending.
+# job that is ending. "hang-after" sleeps past the per-run limit after its
+# result, "hang-before" before it.
 FAKE = r'''
-import json, os, signal, sys
+import json, os, signal, sys, time
 from pathlib import Path
 IMPROPER = os.environ["FAKE_IMPROPER"]
 args = sys.argv[1:]
@@ -69,6 +70,8 @@ plan = json.loads(os.environ["FAKE_PLAN"])   # one entry per run: "ok", "after",
 what = plan[min(run, len(plan)) - 1]
 if what == "before":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "hang-before":
+    time.sleep(60)
 if what == "improper-before":
     sys.stderr.write(IMPROPER)
     sys.exit(1)
@@ -86,6 +89,8 @@ print("result written")
 sys.stdout.flush()
 if what == "after":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "hang-after":
+    time.sleep(60)
 if what == "improper":
     sys.stderr.write(IMPROPER)
 if what in ("improper", "exit1-after"):
@@ -93,7 +98,8 @@ if what in ("improper", "exit1-after"):
 '''
 
 
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str], app_repeat: int = 0):
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str], app_repeat: int = 0,
+        timeout_s: float = 60):
     fake = tmp_path / "fake_hympi.py"
     fake.write_text(f"#!{sys.executable}\n" + FAKE)
     fake.chmod(0o755)
@@ -109,7 +115,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: list[str], app_re
     if app_repeat:  # a user's program (--app), run app_repeat times
         point = Point("solve-app-masteronly", "solve", [], 2, 1, "solve-app-masteronly.json",
                       cores_per_rank=1, app=[str(fake), "--scheme", "masteronly"], repeat=app_repeat)
-    outcome = run_point(point, setting, str(fake), outdir, timeout_s=60)
+    outcome = run_point(point, setting, str(fake), outdir, timeout_s=timeout_s)
     runs = int((outdir / "runs.txt").read_text())
     return outcome, runs, outdir
 
@@ -124,6 +130,21 @@ def test_a_crash_after_the_complete_result_runs_the_point_again(tmp_path, monkey
     log = (outdir / RAW / "solve-jacobi-masteronly.log").read_text()
     assert log.count("result written") == 2 and "# run (again" in log
     assert (outdir / COMMANDS).read_text().count("fake_hympi.py") == 2
+
+
+def test_a_hang_after_the_complete_result_runs_the_point_again(tmp_path, monkeypatch):
+    outcome, runs, outdir = run(tmp_path, monkeypatch, ["hang-after", "ok"], timeout_s=3)
+    assert runs == 2
+    assert outcome.status == "ok" and "ran twice" in outcome.reason and "per-run limit" in outcome.reason
+    assert [r["result"]["time_s"] for r in outcome.records] == [2.5]
+
+
+@pytest.mark.parametrize("plan", [["hang-before", "ok"], ["hang-after", "hang-after"]])
+def test_a_hang_before_the_result_or_twice_fails(tmp_path, monkeypatch, plan):
+    outcome, runs, _ = run(tmp_path, monkeypatch, plan, timeout_s=3)
+    assert outcome.status == "failed" and outcome.timed_out
+    assert "per-run limit of 3 s" in outcome.reason
+    assert runs == (1 if plan[0] == "hang-before" else 2)
 
 
 def test_an_improper_exit_after_the_complete_result_runs_the_point_again(tmp_path, monkeypatch):
@@ -228,6 +249,8 @@ plan = json.loads(os.environ["FAKE_PLAN"])
 what = plan[min(run, len(plan)) - 1]
 if what == "before":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "hang-before":
+    time.sleep(60)
 if what == "not-launched":
     sys.stderr.write("srun: StepId=11.0 aborted before step completely launched.\n")
     sys.exit(1)
@@ -235,6 +258,8 @@ print(json.dumps({"context": {"ranks": 1}, "schemes": [{"name": "masteronly"}], 
 sys.stdout.flush()
 if what == "after":
     os.kill(os.getpid(), signal.SIGSEGV)
+if what == "hang-after":
+    time.sleep(60)
 if what == "improper":
     sys.stderr.write(os.environ["FAKE_IMPROPER"])
     sys.exit(1)
