@@ -249,8 +249,6 @@ plan = json.loads(os.environ["FAKE_PLAN"])
 what = plan[min(run, len(plan)) - 1]
 if what == "before":
     os.kill(os.getpid(), signal.SIGSEGV)
-if what == "hang-before":
-    time.sleep(60)
 if what == "not-launched":
     sys.stderr.write("srun: StepId=11.0 aborted before step completely launched.\n")
     sys.exit(1)
@@ -258,8 +256,6 @@ print(json.dumps({"context": {"ranks": 1}, "schemes": [{"name": "masteronly"}], 
 sys.stdout.flush()
 if what == "after":
     os.kill(os.getpid(), signal.SIGSEGV)
-if what == "hang-after":
-    time.sleep(60)
 if what == "improper":
     sys.stderr.write(os.environ["FAKE_IMPROPER"])
     sys.exit(1)
