@@ -209,6 +209,7 @@ nlohmann::json info_document(const nlohmann::json& context, int provided) {
                        {"fields", k.fields},
                        {"converges", k.converges},
                        {"streaming_stores", k.streaming_stores},
+                       {"wavefront_planes", k.wavefront_planes},
                        {"periodic", periodic_rule_name(k.periodic)},
                        {"periodic_why", k.periodic_why},
                        {"default_study", k.default_study},

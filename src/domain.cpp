@@ -67,6 +67,7 @@ Domain::Domain(MPI_Comm parent, const DomainConfig& config)
   detail::broadcast_text(d.trace_env, comm);
   d.tracing = config.trace || !d.trace_env.empty();
   d.forced_tile_rows = detail::forced_tile_rows(comm, d.rank);
+  d.planes_per_step = detail::wavefront_planes(comm, d.rank, config.wavefront_planes);
 }
 
 Domain::~Domain() = default;

@@ -91,6 +91,8 @@ inline void broadcast_text(std::string& text, MPI_Comm comm) {
 // warning on stderr from the first rank that has an unusable value).
 // Collective over comm (domain_wavefront.cpp).
 int forced_tile_rows(MPI_Comm comm, int rank);
+// HYMPI_WAVEFRONT_PLANES, or `configured` (domain_wavefront.cpp). Collective.
+int wavefront_planes(MPI_Comm comm, int rank, int configured);
 
 inline const char* row_layout_name(RowLayout rows) {
   return rows == RowLayout::CacheLine ? "CacheLine" : "Packed";
@@ -137,6 +139,9 @@ struct Domain::Impl {
   // Wavefront tile height forced by HYMPI_WAVEFRONT_TILE_ROWS (tests: small
   // grids then cross tile boundaries); 0: measured (wavefront_tiles.hpp).
   int forced_tile_rows = 0;
+  // Planes per wavefront step, each sweep's box that many planes deep
+  // (DomainConfig::wavefront_planes, or HYMPI_WAVEFRONT_PLANES).
+  int planes_per_step = 1;
   // One of the two tile heights tried: planes of 4 MiB per thread (an L3
   // share); the other fits one core's L2.
   static constexpr double kL3ShareBytes = 4.0 * 1024 * 1024;
@@ -291,17 +296,19 @@ struct Domain::Impl {
   // lie in this tile or an earlier one (all done), and the rows it
   // overwrites (sweep t - 2's) are below those that later tiles of sweep
   // t - 1 read (from J1 - t r up). Inside a tile, at step w sweep t computes
-  // plane k = w - L t, L = r + 1: the planes up to k + r of sweep t - 1 were
-  // done at earlier steps, and the plane it overwrites is no longer read by
-  // sweep t - 1, whose next plane k + L reads from k + L - r > k. So the
-  // planes of one step are independent: the threads share their rows, with
-  // a barrier between steps. Each thread takes the same share (first, second,
+  // the P planes from k = P w - L t (P = planes_per_step, 2; L = P + r with
+  // threads, r on one thread: domain_wavefront.cpp says why): with threads,
+  // the planes up to k + P - 1 + r of sweep t - 1 were done at earlier
+  // steps, and the planes it overwrites are no longer read by sweep t - 1,
+  // whose next group reads from k + L - r >= k + P. So the planes of one
+  // step are independent: the threads share their rows, with a barrier
+  // between steps. Each thread takes the same share (first, second,
   // ...) of every sweep's rows, so what it reads of sweep t - 1 it wrote
   // itself, in its own core's cache, but for the rows at the shares' edges
   // (measured at 1 rank x 2 threads on 256^3, depth 4 and 8: 10-20 % faster
   // than cutting the step's rows of all sweeps, one after the other, into n
   // runs, where a thread reads planes that the other wrote). A tile holds
-  // about 2 (L sweeps + 2r + 1) planes of its rows in the two fields. Two
+  // about 2 (L sweeps + 2r + P) planes of its rows in the two fields. Two
   // heights are tried (wavefront_tiles.hpp): planes of 4 MiB per thread (an
   // L3 share) and planes of one core's L2. On 256^3, depth 8, one thread per
   // rank, the first won by 10-25 % on a 2-core AMD EPYC VM (untiled planes

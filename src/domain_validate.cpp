@@ -92,6 +92,9 @@ std::vector<std::string> validate_domain(const DomainConfig& c, int ranks,
     errors.push_back("`halo` " + std::to_string(c.halo) + " is out of range: accepted 1 .. 64");
   if (c.halo_depth < 1 || c.halo_depth > 64)
     errors.push_back("`halo_depth` " + std::to_string(c.halo_depth) + " is out of range: accepted 1 .. 64");
+  if (c.wavefront_planes < 1 || c.wavefront_planes > 4)
+    errors.push_back("`wavefront_planes` " + std::to_string(c.wavefront_planes) +
+                     " is out of range: accepted 1 .. 4");
   if (c.stencil != Stencil::Star && c.stencil != Stencil::Box)
     errors.push_back("`stencil` " + std::to_string(static_cast<int>(c.stencil)) +
                      " is unknown: accepted 0 (star) or 1 (box)");

@@ -16,60 +16,94 @@ namespace hympi {
 
 namespace detail {
 
-// HYMPI_WAVEFRONT_TILE_ROWS, each rank's own (tiles are local, so ranks
-// need not agree); 0 when unset or unusable. Collective over comm.
-int forced_tile_rows(MPI_Comm comm, int rank) {
-  const char* rows = std::getenv("HYMPI_WAVEFRONT_TILE_ROWS");
-  int unusable = 0, forced = 0;
-  if (rows && *rows != '\0') {  // empty: unset
+namespace {
+
+// The whole number in environment variable `name` if it lies in [lo, hi];
+// 0 when unset or empty, and when unusable: then one warning, by the first
+// rank that has such a value rather than by every rank, saying what is
+// done `instead` (a warning, not an error: a refusal would need the ranks
+// to agree anyway). Each rank's own value: ranks need not agree. Collective.
+int env_setting(MPI_Comm comm, int rank, const char* name, const char* unit, long lo, long hi,
+                const char* instead, std::once_flag& warned) {
+  const char* text = std::getenv(name);
+  int unusable = 0, value = 0;
+  if (text && *text != '\0') {  // empty: unset
     char* end = nullptr;
     errno = 0;
-    const long value = std::strtol(rows, &end, 10);
-    if (*end == '\0' && errno == 0 && value >= 1 && value <= 1000000)
-      forced = static_cast<int>(value);
+    const long parsed = std::strtol(text, &end, 10);
+    if (*end == '\0' && errno == 0 && parsed >= lo && parsed <= hi)
+      value = static_cast<int>(parsed);
     else
       unusable = 1;
   }
-  // A warning, not an error (the tile height is then measured), printed
-  // once by the first rank that has an unusable value rather than by every
-  // rank; a refusal would need the ranks to agree anyway.
   int unusable_ranks = 0, first = unusable ? rank : INT_MAX;
   HYMPI_CHECK_MPI(MPI_Allreduce(&unusable, &unusable_ranks, 1, MPI_INT, MPI_SUM, comm));
   HYMPI_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
   if (unusable && rank == first) {
-    static std::once_flag warned;
     std::call_once(warned, [&] {
       std::fprintf(stderr,
-                   "hympi: HYMPI_WAVEFRONT_TILE_ROWS='%s' is not a number of rows (accepted 1 .. 1000000) on "
-                   "%d rank(s); ignored there, the tile height is measured\n",
-                   rows, unusable_ranks);
+                   "hympi: %s='%s' is not a number of %s (accepted %ld .. %ld) on %d rank(s); "
+                   "ignored there, %s\n",
+                   name, text, unit, lo, hi, unusable_ranks, instead);
     });
   }
-  return forced;
+  return value;
+}
+
+}  // namespace
+
+// HYMPI_WAVEFRONT_TILE_ROWS (tiles are local: ranks need not agree); 0 when
+// unset or unusable. Collective over comm.
+int forced_tile_rows(MPI_Comm comm, int rank) {
+  static std::once_flag warned;
+  return env_setting(comm, rank, "HYMPI_WAVEFRONT_TILE_ROWS", "rows", 1, 1000000,
+                     "the tile height is measured", warned);
+}
+
+// HYMPI_WAVEFRONT_PLANES, planes per wavefront step (domain_impl.hpp), or
+// `configured` (DomainConfig::wavefront_planes) when unset or unusable.
+// Collective over comm.
+int wavefront_planes(MPI_Comm comm, int rank, int configured) {
+  static std::once_flag warned;
+  const int planes = env_setting(comm, rank, "HYMPI_WAVEFRONT_PLANES", "planes", 1, 4,
+                                 "the domain's own planes per step", warned);
+  return planes > 0 ? planes : configured;
 }
 
 }  // namespace detail
 
 namespace {
 
-// Steps between sweep t - 1 and sweep t in the wavefront: sweep t computes
-// plane w - lag * t at step w. With threads, the planes of one step must be
-// independent (one barrier per step), so sweep t reads only planes that
-// earlier steps wrote: lag r + 1. One thread runs a step's sweeps in order,
-// so sweep t may read the plane k + r that sweep t - 1 wrote moments
-// before, still in L1 or L2 (lag r): fewer planes live, and depth 8 on
-// 256^3 ran 3-7 % faster at 1 rank (bench/README.md, "The wavefront's lag
-// on one thread"). What sweep t + 1 then overwrites (plane k - r of sweep
-// t's input) sweep t has read.
-int wavefront_lag(int radius, int threads) { return threads == 1 ? radius : radius + 1; }
+// Planes between sweep t - 1 and sweep t in the wavefront: at step w sweep
+// t computes the group of P = planes_per_step planes [P w - lag t, + P).
+// With threads, the planes of one step must be independent (one barrier
+// per step), so sweep t reads only planes that earlier steps wrote: up to
+// plane P w - lag t + P - 1 + r, below P (w - 1) - lag (t - 1) + P, so lag
+// >= P + r. One thread runs a step's sweeps in order, so sweep t may read
+// the planes up to P w - lag t + P - 1 + r that sweep t - 1 wrote moments
+// before (it has done those below P w - lag (t - 1) + P), still in L1 or
+// L2: lag r, whatever P. Fewer planes live: with one plane per step, depth
+// 8 on 256^3 ran 3-7 % faster at 1 rank than with lag r + 1 (bench/README.md,
+// "The wavefront's lag on one thread"). What sweep t + 1 then overwrites
+// (planes below P w - lag t + P - lag of sweep t's input) sweep t has read.
+// Two planes per step let a kernel compute two planes in one pass and read
+// each row between them from L1 once for both (write_rows_pair in
+// src/kernels/box_kernels.hpp; bench/README.md, "Two planes per pass").
+int wavefront_lag(int radius, int threads, int planes) {
+  return threads == 1 ? radius : radius + planes;
+}
+
+// floor(a / b) for b > 0.
+int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 }  // namespace
 
 detail::WavefrontShape Domain::Impl::wavefront_shape(int sweeps) const {
-  const int r = cfg.halo, n = cfg.threads, lag = wavefront_lag(r, n);
+  const int r = cfg.halo, n = cfg.threads, planes = planes_per_step;
+  const int lag = wavefront_lag(r, n, planes);
   const Box first = grown_box(local, (sweeps - 1) * r);
   const double row_bytes = 8.0 * (first.extent(0) + 2 * r);
-  const double live_planes = 2.0 * (lag * sweeps + 2 * r + 1);
+  const double live_planes = 2.0 * (lag * sweeps + 2 * r + planes);
   const int span = first.extent(1) + (sweeps - 1) * r;  // rows of the tiles, shifted
   detail::WavefrontShape shape;
   shape.sweeps = sweeps;
@@ -93,12 +127,15 @@ bool Domain::Impl::tile_choice_pending(int count) const {
 
 void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update,
                              detail::FailureSlot& slot) {
-  const int r = cfg.halo, n = cfg.threads, lag = wavefront_lag(r, n);
+  const int r = cfg.halo, n = cfg.threads, planes = planes_per_step;
+  const int lag = wavefront_lag(r, n, planes);
   std::vector<Box> region(static_cast<std::size_t>(sweeps));
   int w_lo = 0, w_hi = 0;
   for (int t = 0; t < sweeps; ++t) {
     region[t] = grown_box(local, (sweeps - 1 - t) * r);
-    const int lo = region[t].lo[2] + lag * t, hi = region[t].hi[2] - 1 + lag * t;
+    // The steps whose group [planes * w - lag * t, + planes) meets the region.
+    const int lo = floor_div(region[t].lo[2] + lag * t, planes);
+    const int hi = floor_div(region[t].hi[2] - 1 + lag * t, planes);
     w_lo = t == 0 ? lo : std::min(w_lo, lo);
     w_hi = t == 0 ? hi : std::max(w_hi, hi);
   }
@@ -129,9 +166,10 @@ void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& up
       for (int w = w_lo; w <= w_hi; ++w) {
         bool any = false;  // the same on every thread: no barrier skipped by some
         for (int t = 0; t < sweeps; ++t) {
-          const int k = w - lag * t;
           const Box& g = region[t];
-          if (k < g.lo[2] || k >= g.hi[2] || row_hi[t] <= row_lo[t]) continue;
+          const int k_lo = std::max(g.lo[2], planes * w - lag * t);
+          const int k_hi = std::min(g.hi[2], planes * w - lag * t + planes);
+          if (k_hi <= k_lo || row_hi[t] <= row_lo[t]) continue;
           any = true;
           // Share th of the sweep's rows; the odd rows of the rounding go
           // to another thread from sweep to sweep (t % n), so no thread
@@ -143,8 +181,8 @@ void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& up
             Box box = g;
             box.lo[1] = from;
             box.hi[1] = to;
-            box.lo[2] = k;
-            box.hi[2] = k + 1;
+            box.lo[2] = k_lo;
+            box.hi[2] = k_hi;
             const Field& src = t % 2 == 0 ? *a : *b;
             Field& dst = t % 2 == 0 ? *b : *a;
             slot.guard(box, th, [&] { update(src, dst, box, th); });

@@ -160,6 +160,7 @@ DomainConfig domain_config(const SolveConfig& c) {
   d.periodic = {c.periodic, c.periodic, c.periodic};
   d.halo = 1;
   d.halo_depth = c.halo_depth;
+  d.wavefront_planes = kernel_info(c.kernel).wavefront_planes;
   d.scheme = c.scheme;
   d.threads = c.threads;
   d.reserved = c.reserved;

@@ -75,6 +75,15 @@ grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
 [ "$(grep -c "HYMPI_WAVEFRONT_TILE_ROWS=" <<< "$out")" = 1 ] ||
   fail "tile-rows-env: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
 unset HYMPI_WAVEFRONT_TILE_ROWS
+# The same for the planes per wavefront step (1 .. 4; the kernel's own when
+# unusable).
+export HYMPI_WAVEFRONT_PLANES=5
+check planes-env 0 "HYMPI_WAVEFRONT_PLANES='5' is not a number of planes (accepted 1 .. 4) on 2 rank(s); ignored there, the domain's own planes per step" 2 \
+  solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
+grep -qF "checksum" <<< "$out" || fail "planes-env: the run did not complete"
+[ "$(grep -c "HYMPI_WAVEFRONT_PLANES=" <<< "$out")" = 1 ] ||
+  fail "planes-env: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
+unset HYMPI_WAVEFRONT_PLANES
 # The tile height the timed blocks ran with is reported: forced (5 rows, max
 # over ranks), measured (a positive height in the JSON), none at depth 1.
 export HYMPI_WAVEFRONT_TILE_ROWS=5

@@ -253,6 +253,13 @@ void bad_input(Tally& tally, const SchemeEntry& scheme, int threads) {
     threw = true;
   }
   tally.check(threw, "Domain throws UsageError for it on every rank");
+  DomainConfig flat;
+  flat.grid = {8, 8, 8};
+  flat.wavefront_planes = 5;
+  named = false;
+  for (const auto& e : validate_domain(flat, g_size))
+    named = named || e == "`wavefront_planes` 5 is out of range: accepted 1 .. 4";
+  tally.check(named, "wavefront_planes 5 is refused by name");
 
   DomainConfig c;
   c.grid = {12, 10, 9};

@@ -68,6 +68,14 @@ struct DomainConfig {
   // Field::halo()), and the exchange brings edges and corners too (with
   // either stencil).
   int halo_depth = 1;
+  // Planes per step of sweep_block's wavefront, 1 .. 4: each call of the
+  // update then gets boxes that many planes deep (fewer at the region's
+  // ends). 2 pays for an update that computes two planes in one pass and so
+  // reads each row between them from L1 once for both (the built-in jacobi
+  // and spmv, KernelInfo::wavefront_planes); one that computes plane after
+  // plane ran 1-5 % slower with 2 (bench/README.md, "Two planes per pass").
+  // HYMPI_WAVEFRONT_PLANES overrides it (measurements, tests).
+  int wavefront_planes = 1;
   // A registry entry (find_scheme); default: pure_mpi_scheme().
   const SchemeEntry* scheme = &pure_mpi_scheme();
   int threads = 1;       // n

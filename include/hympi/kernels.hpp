@@ -84,6 +84,10 @@ struct KernelInfo {
   // it does not read, and can write it with streaming stores
   // (SolveConfig::stores).
   bool streaming_stores = false;
+  // Planes per step of its temporally blocked wavefront
+  // (DomainConfig::wavefront_planes): 2 where its box loop computes two
+  // planes in one pass (jacobi, spmv), 1 elsewhere.
+  int wavefront_planes = 1;
   PeriodicRule periodic = PeriodicRule::Allowed;
   std::string periodic_why;        // why the periodic rule (for its message)
   // In the study's kernel set when --kernels is not given (hympi-lab

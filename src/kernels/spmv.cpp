@@ -45,6 +45,7 @@ class Spmv final : public Kernel {
       k.fields = 2;
       k.temporal_blocking = true;
       k.streaming_stores = true;  // matrix-free only (the stored formats: cached)
+      k.wavefront_planes = 2;     // stencil_spmv_box: two planes per pass
       return k;
     }();
     return i;
