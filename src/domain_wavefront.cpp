@@ -110,6 +110,7 @@ detail::WavefrontShape Domain::Impl::wavefront_shape(int sweeps) const {
   shape.extent = {first.extent(0), first.extent(1), first.extent(2)};
   shape.radius = r;
   shape.threads = n;
+  shape.planes = planes;
   shape.candidates[0] =
       detail::tile_rows_for_budget(kL3ShareBytes, n, live_planes, row_bytes, sweeps, r, span);
   shape.candidates[1] = detail::tile_rows_for_budget(detail::l2_cache_bytes(), n, live_planes,

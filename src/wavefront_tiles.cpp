@@ -11,8 +11,8 @@ namespace hympi {
 namespace detail {
 
 bool WavefrontShape::operator<(const WavefrontShape& o) const {
-  return std::tie(sweeps, extent, radius, threads, candidates[0], candidates[1]) <
-         std::tie(o.sweeps, o.extent, o.radius, o.threads, o.candidates[0], o.candidates[1]);
+  return std::tie(sweeps, extent, radius, threads, planes, candidates[0], candidates[1]) <
+         std::tie(o.sweeps, o.extent, o.radius, o.threads, o.planes, o.candidates[0], o.candidates[1]);
 }
 
 int tile_rows_for_budget(double budget_bytes, int threads, double live_planes, double row_bytes,

@@ -26,6 +26,7 @@ struct WavefrontShape {
   std::array<int, 3> extent{};  // the first sweep's region (points)
   int radius = 0;               // the stencil's reach, rows per sweep
   int threads = 0;
+  int planes = 1;               // planes per wavefront step
   int candidates[2] = {0, 0};   // the two heights tried (rows)
   bool operator<(const WavefrontShape& o) const;
 };
