@@ -164,6 +164,28 @@ __attribute__((always_inline)) inline void write_rows_pair(double* __restrict ou
   }
 }
 
+// The planes of `box` two at a time from box.lo[2]: out's rows from in's,
+// out[p] = update(c, i) with c the row's first point in `in` (write_rows_pair,
+// cached stores). Returns the first plane not done: box.hi[2], or the last
+// plane of an odd count, for the caller's one-plane loop.
+template <class Update>
+__attribute__((always_inline)) inline int paired_planes(const Field& in, Field& out, const Box& box,
+                                                        Update update) {
+  const std::ptrdiff_t sk = in.stride_k();
+  const int n = box.extent(0);
+  int k = box.lo[2];
+  for (; k + 1 < box.hi[2]; k += 2) {
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = in.index(box.lo[0], j, k);
+      const double* __restrict c = in.data() + base;
+      write_rows_pair(
+          out.data() + base, out.data() + base + sk, n, [c, update](int i) { return update(c, i); },
+          [c, sk, update](int i) { return update(c + sk, i); });
+    }
+  }
+  return k;
+}
+
 // Non-temporal stores are weakly ordered: fence them before the sweep's
 // results are read by another thread (after the scheme's barrier) or sent.
 inline void finish_streaming(Stores stores) {

@@ -19,20 +19,8 @@ void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores) {
   const auto update = [sj, sk](const double* __restrict c, int i) {
     return (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
   };
-  int k = box.lo[2];
   // Cached stores: two planes per pass (write_rows_pair says why).
-  if (stores == Stores::Cached) {
-    for (; k + 1 < box.hi[2]; k += 2) {
-      for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-        const std::ptrdiff_t base = u.index(box.lo[0], j, k);
-        const double* __restrict c = u.data() + base;
-        detail::write_rows_pair(
-            u_new.data() + base, u_new.data() + base + sk, n,
-            [c, update](int i) { return update(c, i); },
-            [c, sk, update](int i) { return update(c + sk, i); });
-      }
-    }
-  }
+  int k = stores == Stores::Cached ? detail::paired_planes(u, u_new, box, update) : box.lo[2];
   for (; k < box.hi[2]; ++k) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = u.index(box.lo[0], j, k);

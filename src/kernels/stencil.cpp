@@ -37,20 +37,8 @@ double stencil_sweep(const Field& x, Field& y, const Box& box, double scale, Sto
     return (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) *
            scale;
   };
-  int k = box.lo[2];
   // spmv with cached stores: two planes per pass (write_rows_pair says why).
-  if (!kDot && stores == Stores::Cached) {
-    for (; k + 1 < box.hi[2]; k += 2) {
-      for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-        const std::ptrdiff_t base = x.index(box.lo[0], j, k);
-        const double* __restrict c = x.data() + base;
-        detail::write_rows_pair(
-            y.data() + base, y.data() + base + sk, n,
-            [c, update](int i) { return update(c, i); },
-            [c, sk, update](int i) { return update(c + sk, i); });
-      }
-    }
-  }
+  int k = !kDot && stores == Stores::Cached ? detail::paired_planes(x, y, box, update) : box.lo[2];
   for (; k < box.hi[2]; ++k) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = x.index(box.lo[0], j, k);
