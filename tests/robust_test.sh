@@ -64,26 +64,24 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["results"][0]["
 check singular 0 "(1 repetition)" 2 "${J[@]}" --threads 1
 grep -qF "2 ranks x 1 thread;" <<< "$out" || fail "singular: no '2 ranks x 1 thread;'"
 
-# A forced wavefront tile height that is not a number of rows is ignored with
-# a warning (not refused: each rank reads it, and a refusal on some ranks
-# only would leave the others waiting); the run completes.
-export HYMPI_WAVEFRONT_TILE_ROWS=12abc
-check tile-rows-env 0 "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows (accepted 1 .. 1000000) on 2 rank(s)" 2 \
-  solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
-grep -qF "checksum" <<< "$out" || fail "tile-rows-env: the run did not complete"
-# once, not once per rank
-[ "$(grep -c "HYMPI_WAVEFRONT_TILE_ROWS=" <<< "$out")" = 1 ] ||
-  fail "tile-rows-env: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
-unset HYMPI_WAVEFRONT_TILE_ROWS
-# The same for the planes per wavefront step (1 .. 4; the kernel's own when
-# unusable).
-export HYMPI_WAVEFRONT_PLANES=5
-check planes-env 0 "HYMPI_WAVEFRONT_PLANES='5' is not a number of planes (accepted 1 .. 4) on 2 rank(s); ignored there, the domain's own planes per step" 2 \
-  solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
-grep -qF "checksum" <<< "$out" || fail "planes-env: the run did not complete"
-[ "$(grep -c "HYMPI_WAVEFRONT_PLANES=" <<< "$out")" = 1 ] ||
-  fail "planes-env: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
-unset HYMPI_WAVEFRONT_PLANES
+# A wavefront setting from the environment that is not usable is ignored
+# with a warning (not refused: each rank reads it, and a refusal on some
+# ranks only would leave the others waiting), printed once, not once per
+# rank; the run completes. env_warning NAME VALUE WARNING
+env_warning() {
+  local name=$1 value=$2 warning=$3
+  export "$name=$value"
+  check "env-$name" 0 "$warning" 2 solve --kernel jacobi --grid 8^3 --iters 4 --halo-depth 2
+  grep -qF "checksum" <<< "$out" || fail "env-$name: the run did not complete"
+  [ "$(grep -c "$name=" <<< "$out")" = 1 ] ||
+    fail "env-$name: the warning is not printed once: $(grep -F HYMPI_WAVEFRONT <<< "$out")"
+  unset "$name"
+}
+env_warning HYMPI_WAVEFRONT_TILE_ROWS 12abc \
+  "HYMPI_WAVEFRONT_TILE_ROWS='12abc' is not a number of rows (accepted 1 .. 1000000) on 2 rank(s)"
+# Planes per wavefront step: 1 .. 4, the domain's own when unusable.
+env_warning HYMPI_WAVEFRONT_PLANES 5 \
+  "HYMPI_WAVEFRONT_PLANES='5' is not a number of planes (accepted 1 .. 4) on 2 rank(s); ignored there, the domain's own planes per step"
 # The tile height the timed blocks ran with is reported: forced (5 rows, max
 # over ranks), measured (a positive height in the JSON), none at depth 1.
 export HYMPI_WAVEFRONT_TILE_ROWS=5
