@@ -97,7 +97,9 @@ FieldLayout Domain::layout() const {
 Field Domain::make_field(RowLayout rows) const {
   // The first touch runs on the default team: make it the domain's threads.
   detail::ScopedOmpSettings omp(impl_->cfg.threads);
-  return Field(impl_->local.size, impl_->layers(), rows);
+  // Each field one place further in the page than the one made before it
+  // (stagger_bytes in field.hpp says why).
+  return Field(impl_->local.size, impl_->layers(), rows, impl_->fields_made++);
 }
 
 Field Domain::wrap_field(double* data) const {

@@ -132,6 +132,7 @@ struct Domain::Impl {
   SweepRegions regions;
   Timers timers;
   std::vector<detail::Partial> partials;
+  int fields_made = 0;  // make_field's count: each field's place in the page (Field's stagger)
   PendingSum pending;                   // begin_sum .. end_sum (after plan: destroyed first)
   double t0 = 0, elapsed = 0;
   long long sweeps = 0;

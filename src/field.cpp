@@ -1,5 +1,6 @@
 #include "hympi/field.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
@@ -18,7 +19,48 @@ namespace {
 constexpr std::uintptr_t kLineBytes = 64;
 constexpr std::ptrdiff_t kLineDoubles = kLineBytes / sizeof(double);
 constexpr std::uintptr_t kHugePageBytes = std::uintptr_t{2} << 20;
+constexpr std::ptrdiff_t kPageBytes = 4096;  // the span of the load-store alias check
+
+// Distance between two page offsets, around the page.
+std::ptrdiff_t page_distance(std::ptrdiff_t a, std::ptrdiff_t b) {
+  const std::ptrdiff_t d = ((a - b) % kPageBytes + kPageBytes) % kPageBytes;
+  return d < kPageBytes - d ? d : kPageBytes - d;
+}
 }  // namespace
+
+std::size_t stagger_bytes(std::ptrdiff_t stride_j, std::ptrdiff_t stride_k, int stagger) {
+  // Page offsets of the loads of one update against its store (of the same
+  // point): the 7-point stencil's centre (and i +- 1), j +- 1 and k +- 1,
+  // then the edges of a 27-point box.
+  const std::ptrdiff_t j = 8 * stride_j, k = 8 * stride_k;
+  const std::ptrdiff_t star[] = {0, j, -j, k, -k};
+  const std::ptrdiff_t edges[] = {j + k, j - k, -j + k, -j - k};
+  // The step first keeps the next place's stores as far as it can, up to
+  // 512 B (8 lines), from the star's loads: jacobi and spmv stream from one
+  // field into the next, and 256 B was as good as any wider gap on a Zen core
+  // (a 128 B gap still cost a quarter). Five offsets on the page leave a gap
+  // of 409 B or more, so 320 B or more on whole lines. Among such steps,
+  // the widest gap from every load at 1, 2 and 3 places (fields used three
+  // or four together, cg's).
+  constexpr std::ptrdiff_t kEnough = 512;
+  std::ptrdiff_t best_step = 0, best_near = -1, best_all = -1;
+  for (std::ptrdiff_t step = static_cast<std::ptrdiff_t>(kLineBytes); step < kPageBytes;
+       step += static_cast<std::ptrdiff_t>(kLineBytes)) {
+    std::ptrdiff_t near = kEnough, all = kPageBytes;
+    for (std::ptrdiff_t load : star) near = std::min(near, page_distance(step, load));
+    for (int places = 1; places <= 3; ++places) {
+      for (std::ptrdiff_t load : star) all = std::min(all, page_distance(places * step, load));
+      for (std::ptrdiff_t load : edges) all = std::min(all, page_distance(places * step, load));
+    }
+    if (near > best_near || (near == best_near && all > best_all)) {
+      best_near = near;
+      best_all = all;
+      best_step = step;
+    }
+  }
+  const std::ptrdiff_t place = stagger < 0 ? 0 : stagger;
+  return static_cast<std::size_t>(place * best_step % kPageBytes);
+}
 
 // Transparent huge pages in "madvise" mode (Debian's default) back only the
 // ranges asked for; in "always" mode this changes nothing. A sweep over a
@@ -57,7 +99,7 @@ Field Field::wrap(double* data, std::array<int, 3> n, int halo) {
   return f;
 }
 
-Field::Field(std::array<int, 3> n, int halo, RowLayout rows) {
+Field::Field(std::array<int, 3> n, int halo, RowLayout rows, int stagger) {
   set_layout(n, halo, rows);
   const std::ptrdiff_t planes = n[2] + 2 * halo;
   // new double[] leaves the values uninitialised, so the parallel loop below
@@ -73,19 +115,20 @@ Field::Field(std::array<int, 3> n, int halo, RowLayout rows) {
   // a thread's interior block lies partly on pages first touched by its
   // neighbour: on one NUMA domain (or unpinned threads) this costs nothing.
   // The field knows no scheme; matching them would need the split passed in.
-  // CacheLine: data_ starts `lead` doubles past a line boundary, so that
-  // the point (0, j, k) at data_ + halo + j' stride_j + k' stride_k (strides
-  // of whole lines) is on one; new[] gives 16-byte alignment, hence the
-  // spare line.
+  // data_ starts stagger_bytes past a page boundary (new[] gives 16-byte
+  // alignment, hence the two spare pages), and under CacheLine `lead`
+  // doubles further, so that the point (0, j, k) at data_ + halo +
+  // j' stride_j + k' stride_k (strides of whole lines) is on a line.
   const bool aligned = rows == RowLayout::CacheLine;
   const std::ptrdiff_t lead = aligned ? (kLineDoubles - halo % kLineDoubles) % kLineDoubles : 0;
-  const std::ptrdiff_t spare = aligned ? kLineDoubles + lead : 0;
+  const std::ptrdiff_t spare =
+      2 * kPageBytes / static_cast<std::ptrdiff_t>(sizeof(double)) + lead;
   const std::size_t allocated = static_cast<std::size_t>(sk_ * planes + spare);
   owned_.reset(new double[allocated]);
   advise_huge_pages(owned_.get(), allocated * sizeof(double));
   const auto address = reinterpret_cast<std::uintptr_t>(owned_.get());
-  const std::uintptr_t line_start = (address + kLineBytes - 1) / kLineBytes * kLineBytes;
-  data_ = aligned ? reinterpret_cast<double*>(line_start) + lead : owned_.get();
+  const std::uintptr_t page_start = (address + kPageBytes - 1) / kPageBytes * kPageBytes;
+  data_ = reinterpret_cast<double*>(page_start + stagger_bytes(sj_, sk_, stagger)) + lead;
   double* d = data_;
   const std::ptrdiff_t sk = sk_;
 #pragma omp parallel for schedule(static)

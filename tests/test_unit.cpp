@@ -194,6 +194,47 @@ TEST(Field, CacheLineRowsAreAlignedPaddedAndDistinct) {
 }
 
 namespace {
+// Distance between two byte offsets around a 4 KiB page.
+long page_gap(long a, long b) {
+  const long d = ((a - b) % 4096 + 4096) % 4096;
+  return std::min(d, 4096 - d);
+}
+}  // namespace
+
+// Fields made one after the other start at page offsets 256 B or more from
+// where the next field's 7-point loads fall against its stores (centre,
+// j +- 1, k +- 1), in both directions of a ping-pong (five offsets on a page
+// of 4096 B leave a gap of 409 B or more: 256 B is always there); place 0 starts a page;
+// every row stays on a line under CacheLine.
+TEST(Field, ConsecutiveFieldsAreStaggeredInThePage) {
+  for (int halo : {1, 8})
+    for (int n0 : {32, 100, 128, 255, 256, 1024})
+      for (RowLayout rows : {RowLayout::Packed, RowLayout::CacheLine}) {
+        SCOPED_TRACE("n0 " + std::to_string(n0) + ", halo " + std::to_string(halo));
+        const std::array<int, 3> n{n0, 6, 2};
+        Field a(n, halo, rows, 0), b(n, halo, rows, 1), c(n, halo, rows, 2);
+        const auto at = [](const Field& f) {
+          return static_cast<long>(reinterpret_cast<std::uintptr_t>(f.data()));
+        };
+        if (rows == RowLayout::Packed) {
+          EXPECT_EQ(at(a) % 4096, 0);
+        }
+        EXPECT_EQ(stagger_bytes(a.stride_j(), a.stride_k(), 0), 0u);
+        EXPECT_EQ(stagger_bytes(a.stride_j(), a.stride_k(), 1) % 64, 0u);
+        const long sj = 8 * a.stride_j(), sk = 8 * a.stride_k();
+        for (const auto& pair : {std::make_pair(&a, &b), std::make_pair(&b, &c)})
+          for (long load : {0L, sj, -sj, sk, -sk}) {
+            EXPECT_GE(page_gap(at(*pair.second) - at(*pair.first), load), 256) << load;
+            EXPECT_GE(page_gap(at(*pair.first) - at(*pair.second), load), 256) << load;
+          }
+        if (rows == RowLayout::CacheLine) {
+          for (const Field* f : {&a, &b, &c})
+            EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f->data() + f->index(0, 1, 1)) % 64, 0u);
+        }
+      }
+}
+
+namespace {
 // The transparent-huge-page mode the kernel runs ("always", "madvise" or
 // "never": the bracketed word), or "" where Linux does not say.
 std::string huge_page_mode() {

@@ -150,7 +150,9 @@ class Domain {
   // A field of this layout, all zero, first touched by the domain's threads.
   // RowLayout::CacheLine pads its rows to whole cache lines (faster stencils
   // in cache, e.g. under sweep_block); its strides are then not layout()'s:
-  // index through the Field.
+  // index through the Field. Each field made starts at another offset in
+  // its 4 KiB page than the one made before it (Field's `stagger`), so that
+  // a sweep from one into the next does not store where it loads.
   Field make_field(RowLayout rows = RowLayout::Packed) const;
   // A field over the caller's memory (layout().count doubles, not owned;
   // first touch is the caller's).

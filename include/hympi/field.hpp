@@ -31,6 +31,20 @@ enum class RowLayout { Packed, CacheLine };
 // where the system refuses it, or off Linux, nothing changes.
 void advise_huge_pages(void* p, std::size_t bytes);
 
+// Where in a 4 KiB page the data of the field at place `stagger` start, in
+// bytes (a multiple of 64), for a field of strides stride_j and stride_k (in
+// doubles). A core checks each load against the stores in flight by the
+// address's low 12 bits only: a sweep whose output row lies at the page
+// offset of one of its input loads (the centre, j +- 1, k +- 1, and the
+// diagonals of a 27-point box) waits on those stores, and on AMD cores a
+// streaming store holds the load until the store has left for memory
+// (jacobi with streaming stores at 0.4x its rate on a Zen core,
+// bench/README.md, "Streaming stores and the 4 KiB alias"). Consecutive
+// places differ by a step chosen, for these strides, as far as possible
+// from those offsets, also at 2 and 3 steps (fields made together are swept
+// together); place 0 starts on a page.
+std::size_t stagger_bytes(std::ptrdiff_t stride_j, std::ptrdiff_t stride_k, int stagger);
+
 // An allocator that gives every allocation advise_huge_pages before the
 // container's first write touches it: the stored matrices' arrays (CRS,
 // SELL) live in HugePageVectors, as the fields they multiply live on huge
@@ -60,8 +74,12 @@ class Field {
   // Allocates (n[0]+2) x (n[1]+2) x (n[2]+2) values (rows padded under
   // RowLayout::CacheLine), all zero; the first touch happens in a parallel
   // loop over k planes, one block per thread (which schemes compute on the
-  // pages their threads touched: see field.cpp).
-  explicit Field(std::array<int, 3> n, int halo = 1, RowLayout rows = RowLayout::Packed);
+  // pages their threads touched: see field.cpp). `stagger`: the field's
+  // place among the fields swept together (Domain::make_field counts them),
+  // which sets where in a 4 KiB page its data start (stagger_bytes), so that
+  // one field's stores do not fall on the page offsets of another's loads.
+  explicit Field(std::array<int, 3> n, int halo = 1, RowLayout rows = RowLayout::Packed,
+                 int stagger = 0);
   // A field over the caller's memory of count_for(n, halo) doubles, in the
   // same layout; not owned (the caller keeps it alive and did the first touch).
   static Field wrap(double* data, std::array<int, 3> n, int halo);
