@@ -98,8 +98,10 @@ Field Domain::make_field(RowLayout rows) const {
   // The first touch runs on the default team: make it the domain's threads.
   detail::ScopedOmpSettings omp(impl_->cfg.threads);
   // Each field one place further in the page than the one made before it
-  // (stagger_bytes in field.hpp says why).
-  return Field(impl_->local.size, impl_->layers(), rows, impl_->fields_made++);
+  // (stagger_bytes in field.hpp says why), from place 1: place 0, a page's
+  // start, is near where malloc puts a large array (16 B in), which is what
+  // a program often wraps (hympi_field_wrap) to sweep with a field of ours.
+  return Field(impl_->local.size, impl_->layers(), rows, ++impl_->fields_made);
 }
 
 Field Domain::wrap_field(double* data) const {
