@@ -39,7 +39,7 @@ std::size_t stagger_bytes(std::ptrdiff_t stride_j, std::ptrdiff_t stride_k, int 
   // 512 B (8 lines), from the star's loads: jacobi and spmv stream from one
   // field into the next, and 256 B was as good as any wider gap on a Zen core
   // (a 128 B gap still cost a quarter). Five offsets on the page leave a gap
-  // of 409 B or more, so 320 B or more on whole lines. Among such steps,
+  // of 409 B or more, so 377 B or more on whole lines. Among such steps,
   // the widest gap from every load at 1, 2 and 3 places (fields used three
   // or four together, cg's).
   constexpr std::ptrdiff_t kEnough = 512;

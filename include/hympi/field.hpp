@@ -36,9 +36,9 @@ void advise_huge_pages(void* p, std::size_t bytes);
 // doubles). A core checks each load against the stores in flight by the
 // address's low 12 bits only: a sweep whose output row lies at the page
 // offset of one of its input loads (the centre, j +- 1, k +- 1, and the
-// diagonals of a 27-point box) waits on those stores, and on AMD cores a
-// streaming store holds the load until the store has left for memory
-// (jacobi with streaming stores at 0.4x its rate on a Zen core,
+// diagonals of a 27-point box) waits on those stores, and on a Zen 1 core
+// a streaming store holds the load until the store has left for memory
+// (jacobi with streaming stores at 0.48x the rate it has without the alias;
 // bench/README.md, "Streaming stores and the 4 KiB alias"). Consecutive
 // places differ by a step chosen, for these strides, as far as possible
 // from those offsets, also at 2 and 3 steps (fields made together are swept
