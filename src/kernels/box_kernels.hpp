@@ -83,12 +83,17 @@ namespace detail {
 
 // Streaming stores: one vector of kStreamLanes doubles per non-temporal
 // store, at an address aligned to the vector (the instruction requires it).
-#if defined(__AVX512F__)
-constexpr int kStreamLanes = 8;
-inline void stream_vector(double* out, const double* lanes) {
-  _mm512_stream_pd(out, _mm512_load_pd(lanes));
-}
-#elif defined(__AVX__)
+// The computed values reach them through `lanes` (write_row), on the stack
+// where GCC does not keep them in registers, and a load wider than the stores
+// that wrote its data cannot take it from them: a store-forwarding stall
+// on every line. So the width follows the compiler's vectors: 16 bytes
+// where GCC's tuning computes in 16-byte vectors (Zen 1, znver1: jacobi
+// streaming 1.18x against 32-byte stores, bench/README.md, "Streaming
+// stores and the 4 KiB alias"), 32 bytes for the other AVX targets,
+// AVX-512 ones included: their tuning mostly computes in 32-byte vectors
+// (icelake-server did, then loaded 64 bytes: a stall), and a 32-byte load
+// takes its data from a 64-byte store where one computes in those.
+#if defined(__AVX__) && !defined(__tune_znver1__)
 constexpr int kStreamLanes = 4;
 inline void stream_vector(double* out, const double* lanes) {
   _mm256_stream_pd(out, _mm256_load_pd(lanes));
@@ -112,9 +117,9 @@ constexpr std::ptrdiff_t kPrefetchAhead = 2048;
 // out[i] = value_at(i) for i in [0, n), the values computed by the same
 // expression either way. Streaming: the row's whole 64-byte lines (from its
 // first aligned one) go through non-temporal stores, one line per step, the
-// line's vectors stored back to back (GCC keeps `lanes` in registers: the
-// computed vectors, then one MOVNTPD each), so that each write-combining
-// buffer fills at once; the unaligned head and the tail go through ordinary
+// line's vectors stored back to back (`lanes` in registers where GCC keeps
+// them there, on the stack otherwise: kStreamLanes says why its width
+// matters), so that each write-combining buffer fills at once; the unaligned head and the tail go through ordinary
 // stores. Each line's step also prefetches ahead[i] (ahead: the plane the
 // row's loads miss in, kPrefetchAhead doubles on; nullptr for none). The
 // caller ends its sweep with finish_streaming().
@@ -152,11 +157,15 @@ __attribute__((always_inline)) inline void write_row(double* __restrict out, int
 // each plane's pass, a third fewer refills of L1 per update; every value is
 // the same expression as alone, so the same bits. The blocked jacobi at
 // depth 8 ran 1.04x / 1.09x at 1 / 2 ranks on a 16-core Xeon VM and 1.08x
-// on a 2-core AMD EPYC VM (bench/README, "Two planes per pass").
+// on a 2-core AMD EPYC VM (bench/README, "Two planes per pass"). Not
+// inlined: in the caller's loop nest GCC ran out of registers for the
+// twelve row pointers and reloaded three from the stack on every step
+// (jacobi in cache 1.13x, at depth 8 1.20x out of line, on a Zen 1 VM;
+// bench/README.md, "Streaming stores and the 4 KiB alias"); one call per
+// pair of rows costs nothing measurable.
 template <class Value0, class Value1>
-__attribute__((always_inline)) inline void write_rows_pair(double* __restrict out0,
-                                                           double* __restrict out1, int n,
-                                                           Value0 value0, Value1 value1) {
+__attribute__((noinline)) void write_rows_pair(double* __restrict out0, double* __restrict out1,
+                                               int n, Value0 value0, Value1 value1) {
 #pragma omp simd
   for (int i = 0; i < n; ++i) {
     out0[i] = value0(i);
