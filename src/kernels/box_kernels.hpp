@@ -88,8 +88,8 @@ namespace detail {
 // that wrote its data cannot take it from them: a store-forwarding stall
 // on every line. So the width follows the compiler's vectors: 16 bytes
 // where GCC's tuning computes in 16-byte vectors (Zen 1, znver1: jacobi
-// streaming 1.18x against 32-byte stores, bench/README.md, "Streaming
-// stores and the 4 KiB alias"), 32 bytes for the other AVX targets,
+// streaming 1.15-1.18x against 32-byte stores, bench/README.md, "The lanes
+// of a streaming line"), 32 bytes for the other AVX targets,
 // AVX-512 ones included: their tuning mostly computes in 32-byte vectors
 // (icelake-server did, then loaded 64 bytes: a stall), and a 32-byte load
 // takes its data from a 64-byte store where one computes in those.
@@ -119,8 +119,8 @@ constexpr std::ptrdiff_t kPrefetchAhead = 2048;
 // first aligned one) go through non-temporal stores, one line per step, the
 // line's vectors stored back to back (`lanes` in registers where GCC keeps
 // them there, on the stack otherwise: kStreamLanes says why its width
-// matters), so that each write-combining buffer fills at once; the unaligned head and the tail go through ordinary
-// stores. Each line's step also prefetches ahead[i] (ahead: the plane the
+// matters), so that each write-combining buffer fills at once; the
+// unaligned head and the tail go through ordinary stores. Each line's step also prefetches ahead[i] (ahead: the plane the
 // row's loads miss in, kPrefetchAhead doubles on; nullptr for none). The
 // caller ends its sweep with finish_streaming().
 template <class ValueAt>
@@ -160,9 +160,10 @@ __attribute__((always_inline)) inline void write_row(double* __restrict out, int
 // on a 2-core AMD EPYC VM (bench/README, "Two planes per pass"). Not
 // inlined: in the caller's loop nest GCC ran out of registers for the
 // twelve row pointers and reloaded three from the stack on every step
-// (jacobi in cache 1.13x, at depth 8 1.20x out of line, on a Zen 1 VM;
-// bench/README.md, "Streaming stores and the 4 KiB alias"); one call per
-// pair of rows costs nothing measurable.
+// (out of line, with kStreamLanes' width, on a Zen 1 VM: jacobi in cache
+// 1.11x, at depth 8 1.10x, spmv at depth 8 1.29x; bench/README.md, "The
+// lanes of a streaming line"); one call per pair of rows costs nothing
+// measurable.
 template <class Value0, class Value1>
 __attribute__((noinline)) void write_rows_pair(double* __restrict out0, double* __restrict out1,
                                                int n, Value0 value0, Value1 value1) {
