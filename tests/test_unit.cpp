@@ -203,9 +203,9 @@ long page_gap(long a, long b) {
 
 // Fields made one after the other start at page offsets 256 B or more from
 // where the next field's 7-point loads fall against its stores (centre,
-// j +- 1, k +- 1), in both directions of a ping-pong (five offsets on a page
-// of 4096 B leave a gap of 409 B or more: 256 B is always there); place 0 starts a page;
-// every row stays on a line under CacheLine.
+// j +- 1, k +- 1), in both directions of a ping-pong (five offsets on a
+// page of 4096 B leave a gap of 409 B or more: 256 B is always there);
+// place 0 starts a page; every row stays on a line under CacheLine.
 TEST(Field, ConsecutiveFieldsAreStaggeredInThePage) {
   for (int halo : {1, 8})
     for (int n0 : {32, 100, 128, 255, 256, 1024})

@@ -120,9 +120,10 @@ constexpr std::ptrdiff_t kPrefetchAhead = 2048;
 // line's vectors stored back to back (`lanes` in registers where GCC keeps
 // them there, on the stack otherwise: kStreamLanes says why its width
 // matters), so that each write-combining buffer fills at once; the
-// unaligned head and the tail go through ordinary stores. Each line's step also prefetches ahead[i] (ahead: the plane the
-// row's loads miss in, kPrefetchAhead doubles on; nullptr for none). The
-// caller ends its sweep with finish_streaming().
+// unaligned head and the tail go through ordinary stores. Each line's step
+// also prefetches ahead[i] (ahead: the plane the row's loads miss in,
+// kPrefetchAhead doubles on; nullptr for none). The caller ends its sweep
+// with finish_streaming().
 template <class ValueAt>
 __attribute__((always_inline)) inline void write_row(double* __restrict out, int n, Stores stores,
                                                      ValueAt value_at,
