@@ -142,6 +142,57 @@ TEST(Kernels, StencilDotOverBoxesIsPAp) {
   EXPECT_EQ(stencil_dot_box(p, upper), before);
 }
 
+// cg's fused p update: p' = r + b p at every point of its boxes (the
+// expression of xp_update_box, so the same bits), p'.(A p') over the boxes
+// as stencil_dot_box sums it on a stored p' (to round-off), and the halo of
+// p' beside the boxes from r's and p's halos on the faces with a neighbour,
+// not on physical ones.
+TEST(Kernels, FusedPUpdateIsPUpdateThenStencilDot) {
+  std::array<int, 3> n{11, 7, 6};
+  Field r(n), p(n), p_next(n), want(n), x(n);
+  const double beta = 0.37;
+  // -i and +k have a neighbour rank (halo values: the neighbour's); the
+  // others are physical boundaries (halo 0, as cg leaves them).
+  const std::array<bool, 6> physical{false, true, true, true, true, false};
+  const auto on_physical_face = [&](int i, int j, int k) {
+    return i == n[0] || j < 0 || j == n[1] || k < 0;
+  };
+  for (int k = -1; k <= n[2]; ++k)
+    for (int j = -1; j <= n[1]; ++j)
+      for (int i = -1; i <= n[0]; ++i) {
+        if (on_physical_face(i, j, k)) continue;
+        r.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.1 * std::cos(1.0 * i - j + 2 * k);
+        p.at(i, j, k) = 0.5 - 0.2 * std::sin(1.0 + i * j - k);
+      }
+  double fused = 0.0;
+  for (const auto& [i0, i1] : {std::pair{0, 4}, std::pair{4, 11}})
+    for (const auto& [k0, k1] : {std::pair{0, 2}, std::pair{2, 6}})
+      fused += p_update_dot_box(p_next, r, p, beta, Box{{i0, 0, k0}, {i1, 7, k1}}, physical);
+  // The unfused steps: p = r + b p (xp_update_box, x unused) on the points
+  // and on the halo (there: what the neighbour rank computes, or 0), then
+  // stencil_dot_box.
+  for (int k = -1; k <= n[2]; ++k)
+    for (int j = -1; j <= n[1]; ++j)
+      for (int i = -1; i <= n[0]; ++i) want.at(i, j, k) = p.at(i, j, k);
+  xp_update_box(x, want, r, 0.0, beta, Box{{-1, -1, -1}, {n[0] + 1, n[1] + 1, n[2] + 1}});
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) ASSERT_EQ(p_next.at(i, j, k), want.at(i, j, k));
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j) {
+      EXPECT_EQ(p_next.at(-1, j, k), want.at(-1, j, k));  // -i: the neighbour's p'
+      EXPECT_EQ(p_next.at(n[0], j, k), 0.0);              // +i: physical, untouched
+    }
+  for (int j = 0; j < n[1]; ++j)
+    for (int i = 0; i < n[0]; ++i) {
+      EXPECT_EQ(p_next.at(i, j, n[2]), want.at(i, j, n[2]));  // +k
+      EXPECT_EQ(p_next.at(i, j, -1), 0.0);                    // -k
+    }
+  const double unfused = stencil_dot_box(want, want.interior());
+  ASSERT_GT(std::fabs(unfused), 0.0);
+  EXPECT_NEAR(fused, unfused, 1e-12 * std::fabs(unfused));
+}
+
 // spmv's matrix-free sweep (no dot product) gives cg's sweep's y to the last
 // bit, on the whole box and on a box that starts and ends mid-row.
 TEST(Kernels, SpmvSweepEqualsStencilApplyBitwise) {

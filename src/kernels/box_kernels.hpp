@@ -70,11 +70,22 @@ double r_update_box(Field& r, const Field& q, double alpha, const Box& box);  //
 void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box);
 // Matrix-free: p.(A p) without storing A p (from p and its + halo only: the
 // sum over all boxes and ranks is p.(A p), one box's sum is not; equal in
-// exact arithmetic, not to the last bit), and r -= a (A p) recomputing A p
-// from p (halo still valid) with the very operations of stencil_apply_box
-// (scale 1), so r is what it would be from a stored q, to the last bit.
+// exact arithmetic, not to the last bit); x += a p with r -= a (A p),
+// recomputing A p from p (halo still valid) with the very operations of
+// stencil_apply_box (scale 1), so r is what it would be from a stored q, to
+// the last bit; returns r.r.
 double stencil_dot_box(const Field& p, const Box& box);
-double stencil_r_update_box(Field& r, const Field& p, double alpha, const Box& box);
+double stencil_xr_update_box(Field& x, Field& r, const Field& p, double alpha, const Box& box);
+// Matrix-free, the next iteration's first sweep fused with p's update:
+// p_next = r + b p on box, and p_next.(A p_next) in stencil_dot_box's form
+// from values of p_next computed on the fly at the forward neighbours (from
+// r and p, which the sweep only reads: no box reads another's output). Also
+// writes p_next's halo cells beside box on the faces with a neighbour rank
+// (physical: Domain::physical_boundaries()) from r's halo, just exchanged,
+// and p's, which holds the neighbour's p: so p_next's halo is the
+// neighbour's p_next with no exchange of its own.
+double p_update_dot_box(Field& p_next, const Field& r, const Field& p, double beta, const Box& box,
+                        const std::array<bool, 6>& physical);
 
 
 // ---- Streaming stores (jacobi's and spmv's one-sweep loops) ----
