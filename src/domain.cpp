@@ -125,7 +125,12 @@ double Domain::sweep_sum(const std::vector<Field*>& exchange, const BoxSumFn& up
 }
 
 void Domain::sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update) {
-  const std::string failed = impl_->sweep_block(in, out, sweeps, update);
+  sweep_block(in, out, sweeps, update, update);
+}
+
+void Domain::sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& first,
+                         const PairBoxFn& update) {
+  const std::string failed = impl_->sweep_block(in, out, sweeps, first, update);
   if (!failed.empty()) throw KernelError(failed);
 }
 

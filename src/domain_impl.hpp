@@ -249,7 +249,9 @@ struct Domain::Impl {
     r.reads_edges = cfg.stencil == Stencil::Box;
     return r;
   }
-  std::string sweep_block(Field*& in, Field*& out, int count, const PairBoxFn& update) {
+  // The block's first sweep by `first`, the others by `update`.
+  std::string sweep_block(Field*& in, Field*& out, int count, const PairBoxFn& first,
+                          const PairBoxFn& update) {
     check_fields({in, out});
     if (in == out || in->data() == out->data())
       throw UsageError("sweep_block: `in` and `out` are the same field (the sweeps need two)");
@@ -266,19 +268,19 @@ struct Domain::Impl {
       SweepRegions exchange_only;
       exchange_only.core = local.box();
       scheme->sweep(*plan, {in}, exchange_only, [](const Box&, int) {}, timers);
-      wavefront(in, out, count, update, slot);
+      wavefront(in, out, count, first, update, slot);
       if (count % 2) std::swap(in, out);
     } else {
       // The first sweep through the scheme, its interior overlapped with the
       // exchange; the others in the wavefront.
       Field* src = in;
       Field* dst = out;
-      const BoxFn first = [&](const Box& box, int t) {
-        slot.guard(box, t, [&] { update(*src, *dst, box, t); });
+      const BoxFn first_sweep = [&](const Box& box, int t) {
+        slot.guard(box, t, [&] { first(*src, *dst, box, t); });
       };
-      scheme->sweep(*plan, {src}, grown_regions((count - 1) * r), first, timers);
+      scheme->sweep(*plan, {src}, grown_regions((count - 1) * r), first_sweep, timers);
       std::swap(in, out);
-      if (count > 1) wavefront(in, out, count - 1, update, slot);
+      if (count > 1) wavefront(in, out, count - 1, update, update, slot);
       if ((count - 1) % 2) std::swap(in, out);
     }
     sweeps += count;
@@ -315,7 +317,8 @@ struct Domain::Impl {
   // rank, the first won by 10-25 % on a 2-core AMD EPYC VM (untiled planes
   // were 10-20 % slower still), the second by about 2x on a 16-core Intel
   // Xeon VM; the first blocks of each shape time both and keep the faster.
-  void wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update,
+  // Sweep 0 by `first`, the others by `update`.
+  void wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& first, const PairBoxFn& update,
                  detail::FailureSlot& slot);
   // The shape (and the two tile heights) of a wavefront of `sweeps` sweeps
   // (domain_wavefront.cpp).

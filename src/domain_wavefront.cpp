@@ -126,8 +126,8 @@ bool Domain::Impl::tile_choice_pending(int count) const {
   return detail::wavefront_tile_tuner().chosen(wavefront_shape(sweeps)) == 0;
 }
 
-void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& update,
-                             detail::FailureSlot& slot) {
+void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& first,
+                             const PairBoxFn& update, detail::FailureSlot& slot) {
   const int r = cfg.halo, n = cfg.threads, planes = planes_per_step;
   const int lag = wavefront_lag(r, n, planes);
   std::vector<Box> region(static_cast<std::size_t>(sweeps));
@@ -186,7 +186,8 @@ void Domain::Impl::wavefront(Field* a, Field* b, int sweeps, const PairBoxFn& up
             box.hi[2] = k_hi;
             const Field& src = t % 2 == 0 ? *a : *b;
             Field& dst = t % 2 == 0 ? *b : *a;
-            slot.guard(box, th, [&] { update(src, dst, box, th); });
+            const PairBoxFn& fn = t == 0 ? first : update;
+            slot.guard(box, th, [&] { fn(src, dst, box, th); });
           }
         }
         if (!any) continue;

@@ -181,6 +181,11 @@ class Domain {
   // `sweeps` plain sweeps to the last bit. The pointers swap after every sweep: *in
   // holds the result. Collective over comm().
   void sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& update);
+  // The same, with the block's first sweep computed by `first` and the
+  // others by `update` (both as above): for an update that differs in the
+  // first sweep of a run only (rbgs's, src/kernels/rbgs.cpp).
+  void sweep_block(Field*& in, Field*& out, int sweeps, const PairBoxFn& first,
+                   const PairBoxFn& update);
   // Temporal blocking, before start_clock: runs blocks of `sweeps` sweeps
   // of `update` (as sweep_block) until every rank has chosen the height of
   // its wavefront tiles for that block (the first blocks of a shape time

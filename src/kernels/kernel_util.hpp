@@ -24,9 +24,11 @@ void fill_value(Field& f, double v);
 // runs at steady-state speed; then a and b are zeroed (halos included, as
 // make_field gives them), a gets the initial field and the timed loop runs.
 // The sweep that reads a is always an even one (0, 2, ...): the pointers
-// swap after every sweep, in tuning and in the loop alike. Collective.
+// swap after every sweep, in tuning and in the loop alike. `first` (when
+// given) computes the timed loop's first sweep instead of `update` (rbgs);
+// tuning runs `update` only. Collective.
 KernelOutcome run_blocks(const KernelRun& run, Field& a, Field& b, int sweeps,
-                         const PairBoxFn& update);
+                         const PairBoxFn& update, const PairBoxFn* first = nullptr);
 
 // A kernel that reads one field and writes the other, then swaps them, once
 // per iteration (jacobi, spmv): box_op(in, out, box, stores) computes one
