@@ -71,8 +71,8 @@ struct DomainConfig {
   // Planes per step of sweep_block's wavefront, 1 .. 4: each call of the
   // update then gets boxes that many planes deep (fewer at the region's
   // ends). 2 pays for an update that computes two planes in one pass and so
-  // reads each row between them from L1 once for both (the built-in jacobi
-  // and spmv, KernelInfo::wavefront_planes); one that computes plane after
+  // reads each row between them from L1 once for both (the built-in jacobi,
+  // spmv and rbgs, KernelInfo::wavefront_planes); one that computes plane after
   // plane ran 1-5 % slower with 2 (bench/README.md, "Two planes per pass").
   // HYMPI_WAVEFRONT_PLANES overrides it (measurements, tests).
   int wavefront_planes = 1;

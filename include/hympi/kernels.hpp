@@ -86,7 +86,8 @@ struct KernelInfo {
   bool streaming_stores = false;
   // Planes per step of its temporally blocked wavefront
   // (DomainConfig::wavefront_planes): 2 where its box loop computes two
-  // planes in one pass (jacobi, spmv), 1 elsewhere.
+  // planes in one pass (jacobi, spmv, rbgs: its blocked sweeps are
+  // jacobi's), 1 elsewhere.
   int wavefront_planes = 1;
   PeriodicRule periodic = PeriodicRule::Allowed;
   std::string periodic_why;        // why the periodic rule (for its message)
