@@ -235,6 +235,46 @@ void overlapped_sum(Tally& tally, const SchemeEntry& scheme, int threads) {
   tally.check(true, name + "a Domain destroyed with a sum in flight returns");
 }
 
+// sweep_block with a first-sweep update: the block's first sweep runs
+// `first`, the others `update`, through the scheme's first sweep (where it
+// overlaps) and the wavefront alike; a later block without `first` runs
+// `update` only. Pointwise updates, so every point's value says which ran.
+void first_sweep_update(Tally& tally, const SchemeEntry& scheme, int threads) {
+  DomainConfig c;
+  c.grid = {12, 10, 9};
+  c.scheme = &scheme;
+  c.threads = threads;
+  c.halo_depth = 3;
+  Domain d(MPI_COMM_WORLD, c);
+  const LocalDomain& l = d.local();
+  Field a = d.make_field(), b = d.make_field();
+  const auto value = [&l](int i, int j, int k) {
+    return 1.0 + (l.offset[0] + i) + 16.0 * (l.offset[1] + j) + 256.0 * (l.offset[2] + k);
+  };
+  for (int k = 0; k < l.size[2]; ++k)
+    for (int j = 0; j < l.size[1]; ++j)
+      for (int i = 0; i < l.size[0]; ++i) a.at(i, j, k) = value(i, j, k);
+  const auto pointwise = [](double add, double times) {
+    return [add, times](const Field& in, Field& out, const Box& box, int) {
+      for (int k = box.lo[2]; k < box.hi[2]; ++k)
+        for (int j = box.lo[1]; j < box.hi[1]; ++j)
+          for (int i = box.lo[0]; i < box.hi[0]; ++i) out.at(i, j, k) = (in.at(i, j, k) + add) * times;
+    };
+  };
+  Field* in = &a;
+  Field* out = &b;
+  d.sweep_block(in, out, 3, pointwise(1.0, 1.0), pointwise(0.0, 2.0));
+  d.sweep_block(in, out, 2, pointwise(0.0, 2.0));
+  long long wrong = 0;
+  for (int k = 0; k < l.size[2]; ++k)
+    for (int j = 0; j < l.size[1]; ++j)
+      for (int i = 0; i < l.size[0]; ++i) wrong += in->at(i, j, k) != (value(i, j, k) + 1.0) * 16.0;
+  long long wrong_all = 0;
+  MPI_Allreduce(&wrong, &wrong_all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  tally.check(wrong_all == 0 && in == &b,
+              scheme.info.name + ": sweep_block runs `first` for the block's first sweep only");
+}
+
 void bad_input(Tally& tally, const SchemeEntry& scheme, int threads) {
   // A halo thicker than the thinnest box.
   DomainConfig thick;
@@ -533,6 +573,10 @@ int main(int argc, char** argv) {
       if (provided >= scheme.info.thread_level && scheme.info.unavailable.empty() &&
           threads >= scheme.info.min_threads && !(scheme.info.needs_node_peers && g_size < 2))
         overlapped_sum(tally, scheme, threads);
+    for (const auto& scheme : scheme_registry())
+      if (provided >= scheme.info.thread_level && scheme.info.unavailable.empty() &&
+          threads >= scheme.info.min_threads && !(scheme.info.needs_node_peers && g_size < 2))
+        first_sweep_update(tally, scheme, threads);
     if (threads > 1)
       for (const auto& scheme : scheme_registry())
         if (provided >= scheme.info.thread_level && scheme.info.unavailable.empty() &&
