@@ -185,16 +185,13 @@ TEST(Kernels, FusedPUpdateIsPUpdateThenStencilDot) {
   std::array<int, 3> n{11, 7, 6};
   Field r(n), p(n), p_next(n), want(n), x(n);
   const double beta = 0.37;
-  // -i and +k have a neighbour rank (halo values: the neighbour's); the
-  // others are physical boundaries (halo 0, as cg leaves them).
-  const std::array<bool, 6> physical{false, true, true, true, true, false};
-  const auto on_physical_face = [&](int i, int j, int k) {
-    return i == n[0] || j < 0 || j == n[1] || k < 0;
-  };
+  // -i, +j and -k have a neighbour rank; +i, -j and +k are physical
+  // boundaries (cg leaves 0 there; here every halo holds values, so that a
+  // write to a physical face shows).
+  const std::array<bool, 6> physical{false, true, true, false, false, true};
   for (int k = -1; k <= n[2]; ++k)
     for (int j = -1; j <= n[1]; ++j)
       for (int i = -1; i <= n[0]; ++i) {
-        if (on_physical_face(i, j, k)) continue;
         r.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.1 * std::cos(1.0 * i - j + 2 * k);
         p.at(i, j, k) = 0.5 - 0.2 * std::sin(1.0 + i * j - k);
       }
@@ -203,8 +200,7 @@ TEST(Kernels, FusedPUpdateIsPUpdateThenStencilDot) {
     for (const auto& [k0, k1] : {std::pair{0, 2}, std::pair{2, 6}})
       fused += p_update_dot_box(p_next, r, p, beta, Box{{i0, 0, k0}, {i1, 7, k1}}, physical);
   // The unfused steps: p = r + b p (xp_update_box, x unused) on the points
-  // and on the halo (there: what the neighbour rank computes, or 0), then
-  // stencil_dot_box.
+  // and on the halo, then stencil_dot_box (which reads the + halo).
   for (int k = -1; k <= n[2]; ++k)
     for (int j = -1; j <= n[1]; ++j)
       for (int i = -1; i <= n[0]; ++i) want.at(i, j, k) = p.at(i, j, k);
@@ -212,19 +208,52 @@ TEST(Kernels, FusedPUpdateIsPUpdateThenStencilDot) {
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
       for (int i = 0; i < n[0]; ++i) ASSERT_EQ(p_next.at(i, j, k), want.at(i, j, k));
+  // p_next's halo: the neighbour's p' on the faces with a neighbour, and
+  // untouched (0) on the physical ones.
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j) {
-      EXPECT_EQ(p_next.at(-1, j, k), want.at(-1, j, k));  // -i: the neighbour's p'
-      EXPECT_EQ(p_next.at(n[0], j, k), 0.0);              // +i: physical, untouched
+      EXPECT_EQ(p_next.at(-1, j, k), want.at(-1, j, k));  // -i
+      EXPECT_EQ(p_next.at(n[0], j, k), 0.0);              // +i
+    }
+  for (int k = 0; k < n[2]; ++k)
+    for (int i = 0; i < n[0]; ++i) {
+      EXPECT_EQ(p_next.at(i, -1, k), 0.0);                // -j
+      EXPECT_EQ(p_next.at(i, n[1], k), want.at(i, n[1], k));  // +j
     }
   for (int j = 0; j < n[1]; ++j)
     for (int i = 0; i < n[0]; ++i) {
-      EXPECT_EQ(p_next.at(i, j, n[2]), want.at(i, j, n[2]));  // +k
-      EXPECT_EQ(p_next.at(i, j, -1), 0.0);                    // -k
+      EXPECT_EQ(p_next.at(i, j, -1), want.at(i, j, -1));  // -k
+      EXPECT_EQ(p_next.at(i, j, n[2]), 0.0);              // +k
     }
   const double unfused = stencil_dot_box(want, want.interior());
   ASSERT_GT(std::fabs(unfused), 0.0);
   EXPECT_NEAR(fused, unfused, 1e-12 * std::fabs(unfused));
+}
+
+// cg's matrix-free x and r pass: x += a p and r -= a (A p) to the last bit
+// of the stored-q form (stencil_apply_box, then axpy_pair_box), r.r to
+// round-off.
+TEST(Kernels, StencilXrUpdateIsTheStoredQForm) {
+  std::array<int, 3> n{9, 5, 6};
+  Field x(n), r(n), p(n), q(n), x2(n), r2(n);
+  for (int k = -1; k <= n[2]; ++k)
+    for (int j = -1; j <= n[1]; ++j)
+      for (int i = -1; i <= n[0]; ++i) {
+        p.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.3 * std::sin(1.0 * i * k - j);
+        x.at(i, j, k) = x2.at(i, j, k) = 0.25 * std::cos(1.0 * i + j * k);
+        r.at(i, j, k) = r2.at(i, j, k) = 1.0 - 0.1 * std::sin(2.0 * j - i);
+      }
+  const double alpha = 0.173;
+  const double fused = stencil_xr_update_box(x, r, p, alpha, p.interior());
+  stencil_apply_box(p, q, p.interior(), 1.0);
+  const double stored = axpy_pair_box(x2, r2, p, q, alpha, p.interior());
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) {
+        ASSERT_EQ(x.at(i, j, k), x2.at(i, j, k));
+        ASSERT_EQ(r.at(i, j, k), r2.at(i, j, k));
+      }
+  EXPECT_NEAR(fused, stored, 1e-12 * stored);
 }
 
 // spmv's matrix-free sweep (no dot product) gives cg's sweep's y to the last

@@ -27,8 +27,9 @@
 // beta needs r.r after r's update, which needs alpha, which needs
 // p.(A p); merging them (Chronopoulos-Gear, pipelined CG: pipecg.cpp)
 // changes the recurrence, not just the order of passes. The reductions are
-// the master's Comm; the vector updates are booked as boundary
-// (non-overlappable) computation.
+// the master's Comm; the vector updates outside the scheme's sweep are
+// booked as boundary (non-overlappable) computation (matrix-free, p's
+// update is in the sweep, and its interior overlaps the exchange of r).
 #include <cmath>
 #include <utility>
 

@@ -162,8 +162,9 @@ class Rbgs final : public Kernel {
   // the initial field a Jacobi sweep would not do: its black values were
   // not computed from its red ones.) The Jacobi sweep computes two planes
   // per pass (KernelInfo::wavefront_planes) and blends nothing: rbgs at
-  // depth 8 on 256^3 ran 1.15-1.2x faster than with the colour sweep for
-  // every sweep (bench/README.md, "rbgs with temporal blocking").
+  // depth 8 on 256^3 ran 1.11x / 1.17x faster at 1 / 2 ranks than with the
+  // colour sweep for every sweep, on a Zen 1 VM (bench/README.md, "rbgs
+  // with temporal blocking").
   static KernelOutcome run_blocked(const KernelRun& run) {
     Domain& domain = run.domain;
     const std::array<int, 3> offset = domain.local().offset;
