@@ -58,13 +58,10 @@ inline double operator_apply_box(const StoredMatrix& m, const Field& x, Field& y
 
 // ---- cg.cpp ----
 
-// CG vector steps over a box; each returns its partial dot product.
-double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double alpha,
-                     const Box& box);  // x += a p; r -= a q; returns r.r
-void xpay_box(Field& p, const Field& r, double beta, const Box& box);  // p = r + b p
+// CG vector steps over a box (cg.cpp), each with the reference's arithmetic
+// (ref::cg) in as few sweeps over memory as the recurrence allows; the sum
+// forms return their partial dot product.
 double dot_box(const Field& a, const Field& b, const Box& box);
-// Fused CG steps (cg.cpp): the same arithmetic as the steps above, in fewer
-// sweeps over memory.
 double r_update_box(Field& r, const Field& q, double alpha, const Box& box);  // r -= a q; r.r
 // x += a p, then p = r + b p: x's update deferred to the sweep that reads p anyway.
 void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta, const Box& box);

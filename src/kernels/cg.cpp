@@ -41,37 +41,6 @@ namespace hympi {
 
 // ---- The box loops of the vector steps (q = A p is stencil.cpp's operator) ----
 
-double axpy_pair_box(Field& x, Field& r, const Field& p, const Field& q, double alpha,
-                     const Box& box) {
-  double rr = 0.0;
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = x.index(box.lo[0], j, k);
-      double* __restrict xs = x.data() + base;
-      double* __restrict rs = r.data() + base;
-      const double* __restrict ps = p.data() + base;
-      const double* __restrict qs = q.data() + base;
-#pragma omp simd reduction(+ : rr)
-      for (int i = 0; i < box.extent(0); ++i) {
-        xs[i] += alpha * ps[i];
-        rs[i] -= alpha * qs[i];
-        rr += rs[i] * rs[i];
-      }
-    }
-  return rr;
-}
-
-void xpay_box(Field& p, const Field& r, double beta, const Box& box) {
-  for (int k = box.lo[2]; k < box.hi[2]; ++k)
-    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-      const std::ptrdiff_t base = p.index(box.lo[0], j, k);
-      double* __restrict ps = p.data() + base;
-      const double* __restrict rs = r.data() + base;
-#pragma omp simd
-      for (int i = 0; i < box.extent(0); ++i) ps[i] = rs[i] + beta * ps[i];
-    }
-}
-
 double r_update_box(Field& r, const Field& q, double alpha, const Box& box) {
   double rr = 0.0;
   for (int k = box.lo[2]; k < box.hi[2]; ++k)
