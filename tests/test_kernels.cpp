@@ -180,10 +180,12 @@ TEST(Kernels, StencilDotOverBoxesIsPAp) {
 // expression of xp_update_box, so the same bits), p'.(A p') over the boxes
 // as stencil_dot_box sums it on a stored p' (to round-off), and the halo of
 // p' beside the boxes from r's and p's halos on the faces with a neighbour,
-// not on physical ones.
-TEST(Kernels, FusedPUpdateIsPUpdateThenStencilDot) {
+// not on physical ones. In place (p' in p, the set-aside faces copied back
+// after every box) and into the second array.
+static void check_fused_p_update(bool in_place) {
+  SCOPED_TRACE(in_place ? "in place" : "into the second array");
   std::array<int, 3> n{11, 7, 6};
-  Field r(n), p(n), p_next(n), want(n), x(n);
+  Field r(n), p(n), aside(n), want(n), old_p(n), x(n);
   const double beta = 0.37;
   // -i, +j and -k have a neighbour rank; +i, -j and +k are physical
   // boundaries (cg leaves 0 there; here every halo holds values, so that a
@@ -193,41 +195,66 @@ TEST(Kernels, FusedPUpdateIsPUpdateThenStencilDot) {
     for (int j = -1; j <= n[1]; ++j)
       for (int i = -1; i <= n[0]; ++i) {
         r.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.1 * std::cos(1.0 * i - j + 2 * k);
-        p.at(i, j, k) = 0.5 - 0.2 * std::sin(1.0 + i * j - k);
+        p.at(i, j, k) = want.at(i, j, k) = old_p.at(i, j, k) = 0.5 - 0.2 * std::sin(1.0 + i * j - k);
       }
+  // Eight boxes split along i, j and k, taken in an order where a box runs
+  // after the boxes its forward neighbours lie in, as a thread may: in
+  // place, their set-aside faces must keep the old p for the boxes that
+  // read them.
   double fused = 0.0;
-  for (const auto& [i0, i1] : {std::pair{0, 4}, std::pair{4, 11}})
-    for (const auto& [k0, k1] : {std::pair{0, 2}, std::pair{2, 6}})
-      fused += p_update_dot_box(p_next, r, p, beta, Box{{i0, 0, k0}, {i1, 7, k1}}, physical);
+  std::vector<Box> faces_set_aside;
+  for (const auto& [k0, k1] : {std::pair{2, 6}, std::pair{0, 2}})
+    for (const auto& [j0, j1] : {std::pair{3, 7}, std::pair{0, 3}})
+      for (const auto& [i0, i1] : {std::pair{4, 11}, std::pair{0, 4}}) {
+        const Box box{{i0, j0, k0}, {i1, j1, k1}};
+        std::array<Box, 3> faces;
+        const int count = deferred_faces(box, faces);
+        EXPECT_EQ(count, (i0 > 0) + (j0 > 0) + (k0 > 0));
+        faces_set_aside.insert(faces_set_aside.end(), faces.begin(), faces.begin() + count);
+        fused += p_update_dot_box(p, r, aside, beta, box, physical, in_place);
+      }
+  if (in_place)
+    for (const Box& face : faces_set_aside) copy_box(aside, p, face);
+  const Field& got = in_place ? p : aside;
+  // Where the update writes nothing: in place the old p, else 0.
+  const Field& untouched = in_place ? old_p : x;
   // The unfused steps: p = r + b p (xp_update_box, x unused) on the points
   // and on the halo, then stencil_dot_box (which reads the + halo).
-  for (int k = -1; k <= n[2]; ++k)
-    for (int j = -1; j <= n[1]; ++j)
-      for (int i = -1; i <= n[0]; ++i) want.at(i, j, k) = p.at(i, j, k);
   xp_update_box(x, want, r, 0.0, beta, Box{{-1, -1, -1}, {n[0] + 1, n[1] + 1, n[2] + 1}});
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
-      for (int i = 0; i < n[0]; ++i) ASSERT_EQ(p_next.at(i, j, k), want.at(i, j, k));
-  // p_next's halo: the neighbour's p' on the faces with a neighbour, and
-  // untouched (0) on the physical ones.
+      for (int i = 0; i < n[0]; ++i) ASSERT_EQ(got.at(i, j, k), want.at(i, j, k));
+  if (!in_place)
+    for (int k = 0; k < n[2]; ++k)
+      for (int j = 0; j < n[1]; ++j)
+        for (int i = 0; i < n[0]; ++i) ASSERT_EQ(p.at(i, j, k), old_p.at(i, j, k));
+  // The halo: the neighbour's p' on the faces with a neighbour, and
+  // untouched on the physical ones.
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j) {
-      EXPECT_EQ(p_next.at(-1, j, k), want.at(-1, j, k));  // -i
-      EXPECT_EQ(p_next.at(n[0], j, k), 0.0);              // +i
+      EXPECT_EQ(got.at(-1, j, k), want.at(-1, j, k));             // -i
+      EXPECT_EQ(got.at(n[0], j, k), untouched.at(n[0], j, k));    // +i
     }
   for (int k = 0; k < n[2]; ++k)
     for (int i = 0; i < n[0]; ++i) {
-      EXPECT_EQ(p_next.at(i, -1, k), 0.0);                // -j
-      EXPECT_EQ(p_next.at(i, n[1], k), want.at(i, n[1], k));  // +j
+      EXPECT_EQ(got.at(i, -1, k), untouched.at(i, -1, k));        // -j
+      EXPECT_EQ(got.at(i, n[1], k), want.at(i, n[1], k));         // +j
     }
   for (int j = 0; j < n[1]; ++j)
     for (int i = 0; i < n[0]; ++i) {
-      EXPECT_EQ(p_next.at(i, j, -1), want.at(i, j, -1));  // -k
-      EXPECT_EQ(p_next.at(i, j, n[2]), 0.0);              // +k
+      EXPECT_EQ(got.at(i, j, -1), want.at(i, j, -1));             // -k
+      EXPECT_EQ(got.at(i, j, n[2]), untouched.at(i, j, n[2]));    // +k
     }
+  // The physical halos of p hold values here (cg keeps 0 there), which the
+  // forward form reads at +i and +k as r + b p: as want's halo holds.
   const double unfused = stencil_dot_box(want, want.interior());
   ASSERT_GT(std::fabs(unfused), 0.0);
   EXPECT_NEAR(fused, unfused, 1e-12 * std::fabs(unfused));
+}
+
+TEST(Kernels, FusedPUpdateIsPUpdateThenStencilDot) {
+  check_fused_p_update(true);
+  check_fused_p_update(false);
 }
 
 // cg's matrix-free x and r pass: x += a p and r -= a (A p) to the last bit

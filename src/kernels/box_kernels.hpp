@@ -73,16 +73,28 @@ void xp_update_box(Field& x, Field& p, const Field& r, double alpha, double beta
 // the last bit; returns r.r.
 double stencil_dot_box(const Field& p, const Box& box);
 double stencil_xr_update_box(Field& x, Field& r, const Field& p, double alpha, const Box& box);
-// Matrix-free, the next iteration's first sweep fused with p's update:
-// p_next = r + b p on box, and p_next.(A p_next) in stencil_dot_box's form
-// from values of p_next computed on the fly at the forward neighbours (from
-// r and p, which the sweep only reads: no box reads another's output). Also
-// writes p_next's halo cells beside box on the faces with a neighbour rank
-// (physical: Domain::physical_boundaries()) from r's halo, just exchanged,
-// and p's, which holds the neighbour's p: so p_next's halo is the
-// neighbour's p_next with no exchange of its own.
-double p_update_dot_box(Field& p_next, const Field& r, const Field& p, double beta, const Box& box,
-                        const std::array<bool, 6>& physical);
+// Matrix-free, the next iteration's first sweep fused with p's update, in
+// place: p = r + b p on box, and the new p.(A p) in stencil_dot_box's form
+// from values of the new p computed on the fly at the forward neighbours
+// (from r and the old p, which a forward neighbour still holds: the sweep
+// runs forward, and a neighbour in another box is on that box's set-aside
+// face, below). Also writes the new p into p's halo cells beside box on
+// the faces with a neighbour rank (physical: Domain::physical_boundaries())
+// from r's halo, just exchanged, and p's, which holds the neighbour's p: so
+// p's halo is the neighbour's new p with no exchange of its own. The
+// points of the box's faces that a box before it borders (deferred_faces:
+// read by that box as forward neighbours, in any order across threads) go
+// to `aside` instead of p: copy them into p (copy_box) once every box of
+// the sweep is done. Not in place (in_place false): every point and halo
+// cell goes to `aside`, p is only read (the next p is then `aside`).
+double p_update_dot_box(Field& p, const Field& r, Field& aside, double beta, const Box& box,
+                        const std::array<bool, 6>& physical, bool in_place);
+// The faces of box that p_update_dot_box sets aside: its first plane along
+// each axis where box does not start at the local box's face (0 to 3,
+// overlapping at edges). Returns their count.
+int deferred_faces(const Box& box, std::array<Box, 3>& faces);
+// to = from on box (the same layout).
+void copy_box(const Field& from, Field& to, const Box& box);
 
 
 // ---- Streaming stores (jacobi's and spmv's one-sweep loops) ----

@@ -9,18 +9,21 @@
 // Matrix-free, two, and q is never stored:
 //   1. x += alpha p and r -= alpha (A p), r.r summed, A p recomputed from p
 //      (whose halo is valid) by the operations of step 1 above;
-//   2. through the scheme, exchanging r: p = r + beta p into a second
-//      array, with the next iteration's p.(A p) summed in the same pass as
-//      6 p.p - 2 p.(forward neighbours) (stencil_dot_box's form), the
-//      neighbours' p computed on the fly from r and p; p's halo
-//      is updated from r's the same way, so p needs no exchange of its own
-//      (p_update_dot_box). The first p.(A p) is one sweep of its own.
+//   2. through the scheme, exchanging r: p = r + beta p in place, with the
+//      next iteration's p.(A p) summed in the same pass as 6 p.p - 2
+//      p.(forward neighbours) (stencil_dot_box's form), the neighbours' new
+//      p computed on the fly from r and their old p (each box's first
+//      planes, which the box before it reads, set aside and copied in
+//      after the sweep); p's halo is updated from r's the same way, so p
+//      needs no exchange of its own (p_update_dot_box). The first p.(A p)
+//      is one sweep of its own.
 // Per point that is 11 arrays streamed with a stored matrix, q's
 // write-allocate included (PETSc KSPCG: 14-15: MatMult, VecDot, 2 VecAXPY,
-// VecNorm, VecAYPX), and 9 matrix-free, the next p's write-allocate
-// included: as many as with separate p update and p.(A p) sweeps, in two
-// passes instead of three, the sum's loads done while the p update waits
-// for memory. Every vector value is computed by the same operations in the
+// VecNorm, VecAYPX), and 8 matrix-free (9 under a scheme of thin boxes,
+// adaptive's tiles of one plane, where the next p goes to a second array
+// with its write-allocate: run_matrix_free says why): one fewer than
+// separate p update and p.(A p) sweeps, in two passes instead of three,
+// the sum's loads done while the p update waits for memory. Every vector value is computed by the same operations in the
 // same order as in the reference; matrix-free p.(A p) is summed in another
 // form (the same in exact arithmetic), so there the iterates differ by
 // round-off. The two reductions per iteration stay two MPI_Allreduce calls:
@@ -30,8 +33,10 @@
 // the master's Comm; the vector updates outside the scheme's sweep are
 // booked as boundary (non-overlappable) computation (matrix-free, p's
 // update is in the sweep, and its interior overlaps the exchange of r).
+#include <array>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "box_kernels.hpp"
 #include "kernel_util.hpp"
@@ -148,36 +153,76 @@ double stencil_xr_update_box(Field& x, Field& r, const Field& p, double alpha, c
   return rr;
 }
 
-double p_update_dot_box(Field& p_next, const Field& r, const Field& p, double beta, const Box& box,
-                        const std::array<bool, 6>& physical) {
+int deferred_faces(const Box& box, std::array<Box, 3>& faces) {
+  int count = 0;
+  if (box.empty()) return 0;
+  for (int d = 0; d < 3; ++d) {
+    if (box.lo[d] == 0) continue;  // the local box's own face: no box below
+    Box face = box;
+    face.hi[d] = box.lo[d] + 1;
+    faces[static_cast<std::size_t>(count++)] = face;
+  }
+  return count;
+}
+
+double p_update_dot_box(Field& p, const Field& r, Field& aside, double beta, const Box& box,
+                        const std::array<bool, 6>& physical, bool in_place) {
   if (box.empty()) return 0.0;
   const std::ptrdiff_t sj = p.stride_j(), sk = p.stride_k();
   const int n = box.extent(0);
+  // In place, the box's first point of each row goes aside when a box lies
+  // before it along i; so do the rows of its first row or plane along j
+  // and k when a box lies before it there.
+  const int first_aside = in_place && box.lo[0] > 0 ? 1 : 0;
   double dot = 0.0;
   for (int k = box.lo[2]; k < box.hi[2]; ++k) {
     const bool ahead = k + kFusedPlanesAhead < p.size()[2] + p.halo();
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = p.index(box.lo[0], j, k);
       const double* __restrict rs = r.data() + base;
-      const double* __restrict ps = p.data() + base;
-      double* __restrict out = p_next.data() + base;
+      // Read and written in place: not __restrict (each point is written
+      // after its last read in this row, the forward ones read before).
+      double* ps = p.data() + base;
+      double* __restrict out_aside = aside.data() + base;
+      const bool row_aside = !in_place || (k == box.lo[2] && box.lo[2] > 0) ||
+                             (j == box.lo[1] && box.lo[1] > 0);
       if (ahead)
         for (int q = 0; q < n; q += 8) {
           __builtin_prefetch(rs + q + kFusedPlanesAhead * sk, 0, 3);
           __builtin_prefetch(ps + q + kFusedPlanesAhead * sk, 0, 3);
         }
       const auto v = [rs, ps, beta](std::ptrdiff_t i) { return rs[i] + beta * ps[i]; };
+      const auto term = [&v, sj, sk](std::ptrdiff_t i, double c) {
+        return c * (6.0 * c - 2.0 * (v(i + 1) + v(i + sj) + v(i + sk)));
+      };
+      if (row_aside) {
 #pragma omp simd reduction(+ : dot)
-      for (int i = 0; i < n; ++i) {
+        for (int i = 0; i < n; ++i) {
+          const double c = v(i);
+          out_aside[i] = c;
+          dot += term(i, c);
+        }
+        continue;
+      }
+      if (first_aside) {
+        const double c = v(0);
+        out_aside[0] = c;
+        dot += term(0, c);
+      }
+#pragma omp simd reduction(+ : dot)
+      for (int i = first_aside; i < n; ++i) {
         const double c = v(i);
-        out[i] = c;
-        dot += c * (6.0 * c - 2.0 * (v(i + 1) + v(i + sj) + v(i + sk)));
+        dot += term(i, c);
+        ps[i] = c;
       }
     }
   }
   // The halo cells beside the box on faces with a neighbour rank: the
   // neighbour's p' there, from r's halo (just exchanged) and p's (the
-  // neighbour's p, kept so by this same update every iteration).
+  // neighbour's p, kept so by this same update every iteration). Only this
+  // box reads them in this sweep (its last points' forward neighbours),
+  // above, before they change here.
+  Field& halo_out = in_place ? p : aside;
   const std::array<int, 3> size = p.size();
   for (int d = 0; d < 3; ++d)
     for (int side = 0; side < 2; ++side) {
@@ -189,9 +234,19 @@ double p_update_dot_box(Field& p_next, const Field& r, const Field& p, double be
       for (int k = face.lo[2]; k < face.hi[2]; ++k)
         for (int j = face.lo[1]; j < face.hi[1]; ++j)
           for (int i = face.lo[0]; i < face.hi[0]; ++i)
-            p_next.at(i, j, k) = r.at(i, j, k) + beta * p.at(i, j, k);
+            halo_out.at(i, j, k) = r.at(i, j, k) + beta * p.at(i, j, k);
     }
   return dot;
+}
+
+void copy_box(const Field& from, Field& to, const Box& box) {
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+      const std::ptrdiff_t base = to.index(box.lo[0], j, k);
+      const double* __restrict src = from.data() + base;
+      double* __restrict dst = to.data() + base;
+      for (int i = 0; i < box.extent(0); ++i) dst[i] = src[i];
+    }
 }
 
 double dot_box(const Field& a, const Field& b, const Box& box) {
@@ -254,8 +309,9 @@ struct CgState {
     detail::fill_value(p, kRhs);
   }
   Domain& domain;
-  // extra: q = A p with a stored matrix; matrix-free, the next p (the
-  // fused sweep writes it while it reads p).
+  // extra: q = A p with a stored matrix; matrix-free, the points of the
+  // next p that the fused sweep sets aside (or the whole next p under thin
+  // boxes).
   Field x, r, p, extra;
 };
 
@@ -269,14 +325,15 @@ class Cg final : public Kernel {
       k.description = "unpreconditioned conjugate gradient for A u = f (Dirichlet only)";
       k.flops_per_point = 8.0 + 6.0 + 2.0;  // apply A, x and r update, p update
       // Arrays streamed matrix-free: x and r update (p, r, x read; r, x
-      // written: 5), then p's update with p.(A p) (r and p read, the next p
-      // written and write-allocated: 4). A stored matrix: q = A p (p read,
+      // written: 5), then p's update with p.(A p) in place (r and p read, p
+      // written: 3; 4 under adaptive's thin tiles, run_matrix_free). A
+      // stored matrix: q = A p (p read,
       // q written), r update (q, r, r), x and p update (x, p, r, x, p), and
       // q's write-allocate: 11 besides the matrix.
-      k.bytes_per_point = 9 * sizeof(double);
+      k.bytes_per_point = 8 * sizeof(double);
       k.bytes_per_point_crs = 11 * sizeof(double) + kCrsMatrixBytesPerPoint;
       k.bytes_per_point_sell = 11 * sizeof(double) + kSellMatrixBytesPerPoint;
-      k.fields = 4;  // x, r, p and q (stored matrix) or the next p (matrix-free)
+      k.fields = 4;  // x, r, p and q (stored matrix) or p's set-aside points (matrix-free)
       k.converges = true;
       k.periodic = PeriodicRule::Forbidden;
       k.periodic_why = "the operator is singular and f = 1 is not in its range";
@@ -320,17 +377,32 @@ class Cg final : public Kernel {
   }
 
   // Matrix-free: p.(A p) with p's exchange once; then per iteration x and r
-  // (r.r), and, unless converged, one sweep that exchanges r and writes the
-  // next p = r + beta p with its p.(A p) (p_update_dot_box): two passes over
-  // memory per iteration instead of three (cg 128^3 1.08x at 1 and 2 ranks
-  // on a 2-core Zen 1 VM). The iterates are those of the unfused loop (p by
-  // the same expression; p.(A p) summed in another order: round-off).
+  // (r.r), and, unless converged, one sweep that exchanges r and updates p
+  // = r + beta p with its p.(A p) (p_update_dot_box): two passes over
+  // memory per iteration instead of three (cg 128^3 1.08x at 1 rank and
+  // 1.05x at 2 on a 2-core Zen 1 VM). In place where the scheme's boxes are
+  // thick, 8 arrays per point instead of 9 (1.05x / 1.10x more): the points
+  // p_update_dot_box sets aside (a box's first planes, which the box before
+  // it reads) are copied into p after the sweep, when every box has read
+  // them. A set-aside point moves 4 arrays more than one in place (written
+  // aside with its write-allocate, read back, written into p with its), so
+  // where they pass a tenth of the points (adaptive's tiles of one plane),
+  // the sweeps write the whole next p into the second array instead, 9
+  // arrays per point: decided on each rank after its first sweep, the same
+  // values either way. The iterates are those of the
+  // unfused loop (p by the same expression; p.(A p) summed in another
+  // order: round-off).
   static KernelOutcome run_matrix_free(const KernelRun& run) {
     Domain& domain = run.domain;
     CgState s(domain);
     Field* p = &s.p;
-    Field* p_next = &s.extra;
+    Field* aside = &s.extra;
+    bool in_place = true;
     const std::array<bool, 6> physical = domain.physical_boundaries();
+    const std::array<int, 3> size = s.p.size();
+    const double points = 1.0 * size[0] * size[1] * size[2];
+    // Per thread, the faces its boxes set aside in this sweep.
+    std::vector<std::vector<Box>> set_aside(static_cast<std::size_t>(domain.threads()));
     domain.start_clock();
     double rr = domain.for_each_sum([&](const Box& b, int) { return dot_box(s.r, s.r, b); });
     const double rr0 = rr;
@@ -347,12 +419,30 @@ class Cg final : public Kernel {
       rel = std::sqrt(rr_new / rr0);
       const double beta = rr_new / rr;
       rr = rr_new;
-      if (it < run.cfg.max_iters && rel >= run.cfg.tol) {
-        p_ap = domain.sweep_sum({&s.r}, [&](const Box& box, int) {
-          return p_update_dot_box(*p_next, s.r, *p, beta, box, physical);
-        });
-        std::swap(p, p_next);
+      if (it >= run.cfg.max_iters || rel < run.cfg.tol) break;
+      p_ap = domain.sweep_sum({&s.r}, [&](const Box& box, int t) {
+        if (in_place) {
+          std::array<Box, 3> faces;
+          const int count = deferred_faces(box, faces);
+          auto& mine = set_aside.at(static_cast<std::size_t>(t));
+          mine.insert(mine.end(), faces.begin(), faces.begin() + count);
+        }
+        return p_update_dot_box(*p, s.r, *aside, beta, box, physical, in_place);
+      });
+      if (!in_place) {
+        std::swap(p, aside);
+        continue;
       }
+      domain.for_each([&](const Box& b, int) {
+        for (const auto& faces : set_aside)
+          for (const Box& face : faces) copy_box(*aside, *p, intersect(face, b));
+      });
+      double aside_points = 0.0;
+      for (auto& faces : set_aside) {
+        for (const Box& face : faces) aside_points += 1.0 * face.extent(0) * face.extent(1) * face.extent(2);
+        faces.clear();
+      }
+      in_place = aside_points <= 0.1 * points;
     }
     domain.stop_clock();
     return {std::move(s.x), it, rel};

@@ -31,7 +31,7 @@
 // previous replacement's (at most 100 iterations before) stops the solve
 // as stagnated (not converged: `hympi solve` exits 3) instead of running
 // to max_iters. Per point that is 15 arrays streamed per iteration
-// matrix-free (q = A w: 2; the update: 7 read, 6 written) against cg's 9:
+// matrix-free (q = A w: 2; the update: 7 read, 6 written) against cg's 8:
 // pipelined cg trades memory traffic for the latency of a blocking sum, and
 // wins only where that latency is a large part of an iteration.
 #include <cmath>
@@ -299,7 +299,7 @@ class PipeCg final : public Kernel {
       k.default_study = false;
       k.default_study_why =
           "cg's variant for latency-bound runs: it streams 15 arrays per point and iteration "
-          "against cg's 9, so the default study would only get slower; ask for it with --kernels";
+          "against cg's 8, so the default study would only get slower; ask for it with --kernels";
       return k;
     }();
     return i;
