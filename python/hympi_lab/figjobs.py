@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import traceback
 from dataclasses import dataclass
@@ -55,8 +56,9 @@ def default_workers() -> int:
 
 class FigureJobs:
     """Draws figures in forked children, `workers` at a time; `finish()`
-    waits for all. Each job's on_done runs in the parent, in the order the
-    jobs were submitted."""
+    waits for all. Each job's on_done runs in the parent as the job ends
+    (whichever child ends first: waiting for the oldest left a core idle
+    behind a long figure)."""
 
     def __init__(self, workers: int):
         self.workers = workers if hasattr(os, "fork") else 1
@@ -69,13 +71,13 @@ class FigureJobs:
             on_done(_draw_here(draw))
             return
         while len(self.running) >= self.workers:
-            self._wait_oldest()
+            self._wait_any()
         self._start(job)
         self.running.append(job)
 
     def finish(self) -> None:
         while self.running:
-            self._wait_oldest()
+            self._wait_any()
 
     def _start(self, job: Job) -> None:
         read_fd, write_fd = os.pipe()
@@ -96,8 +98,11 @@ class FigureJobs:
         os.close(write_fd)
         job.pid, job.read_fd = pid, read_fd
 
-    def _wait_oldest(self) -> None:
-        job = self.running.pop(0)
+    def _wait_any(self) -> None:
+        # A child's pipe turns readable when it writes its outcome or exits.
+        ready, _, _ = select.select([job.read_fd for job in self.running], [], [])
+        job = next(job for job in self.running if job.read_fd in ready)
+        self.running.remove(job)
         chunks = []
         while True:
             chunk = os.read(job.read_fd, 65536)

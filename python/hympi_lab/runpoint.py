@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -285,10 +286,9 @@ def _execute(argv: list[str], env: dict[str, str], log_path: Path, timeout_s: fl
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _end_group(proc)
+            if not _wait_exit(proc, timeout_s):
+                timed_out = True
+                _end_group(proc)
         except BaseException:
             _end_group(proc)
             raise
@@ -359,6 +359,28 @@ def _result_line(point: Point, context: dict[str, Any], rec: dict[str, Any]) -> 
     if point.trace_name:
         line["trace"] = f"{RAW}/{point.trace_name}"
     return line
+
+
+def _wait_exit(proc: subprocess.Popen, timeout_s: float) -> bool:
+    """Waits for proc's exit, up to timeout_s: True if it exited. Through a
+    pidfd, woken the moment it exits: Popen.wait(timeout) polls with sleeps
+    of up to 50 ms, about 1.3 s over a default study's 54 runs."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # before Linux 5.3, or not Linux
+        try:
+            proc.wait(timeout=timeout_s)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout_s)
+    finally:
+        os.close(pidfd)
+    if not ready:
+        return False
+    proc.wait()
+    return True
 
 
 def _end_group(proc: subprocess.Popen) -> None:
