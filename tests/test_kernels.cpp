@@ -195,7 +195,8 @@ static void check_fused_p_update(bool in_place) {
     for (int j = -1; j <= n[1]; ++j)
       for (int i = -1; i <= n[0]; ++i) {
         r.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.1 * std::cos(1.0 * i - j + 2 * k);
-        p.at(i, j, k) = want.at(i, j, k) = old_p.at(i, j, k) = 0.5 - 0.2 * std::sin(1.0 + i * j - k);
+        const double value = 0.5 - 0.2 * std::sin(1.0 + i * j - k);
+        p.at(i, j, k) = want.at(i, j, k) = old_p.at(i, j, k) = value;
       }
   // Eight boxes split along i, j and k, taken in an order where a box runs
   // after the boxes its forward neighbours lie in, as a thread may: in

@@ -23,10 +23,11 @@
 // adaptive's tiles of one plane, where the next p goes to a second array
 // with its write-allocate: run_matrix_free says why): one fewer than
 // separate p update and p.(A p) sweeps, in two passes instead of three,
-// the sum's loads done while the p update waits for memory. Every vector value is computed by the same operations in the
-// same order as in the reference; matrix-free p.(A p) is summed in another
-// form (the same in exact arithmetic), so there the iterates differ by
-// round-off. The two reductions per iteration stay two MPI_Allreduce calls:
+// the sum's loads done while the p update waits for memory. Every vector
+// value is computed by the same operations in the same order as in the
+// reference; matrix-free p.(A p) is summed in another form (the same in
+// exact arithmetic), so there the iterates differ by round-off. The two
+// reductions per iteration stay two MPI_Allreduce calls:
 // beta needs r.r after r's update, which needs alpha, which needs
 // p.(A p); merging them (Chronopoulos-Gear, pipelined CG: pipecg.cpp)
 // changes the recurrence, not just the order of passes. The reductions are
@@ -327,9 +328,9 @@ class Cg final : public Kernel {
       // Arrays streamed matrix-free: x and r update (p, r, x read; r, x
       // written: 5), then p's update with p.(A p) in place (r and p read, p
       // written: 3; 4 under adaptive's thin tiles, run_matrix_free). A
-      // stored matrix: q = A p (p read,
-      // q written), r update (q, r, r), x and p update (x, p, r, x, p), and
-      // q's write-allocate: 11 besides the matrix.
+      // stored matrix: q = A p (p read, q written), r update (q, r, r), x
+      // and p update (x, p, r, x, p), and q's write-allocate: 11 besides
+      // the matrix.
       k.bytes_per_point = 8 * sizeof(double);
       k.bytes_per_point_crs = 11 * sizeof(double) + kCrsMatrixBytesPerPoint;
       k.bytes_per_point_sell = 11 * sizeof(double) + kSellMatrixBytesPerPoint;
@@ -389,9 +390,8 @@ class Cg final : public Kernel {
   // where they pass a tenth of the points (adaptive's tiles of one plane),
   // the sweeps write the whole next p into the second array instead, 9
   // arrays per point: decided on each rank after its first sweep, the same
-  // values either way. The iterates are those of the
-  // unfused loop (p by the same expression; p.(A p) summed in another
-  // order: round-off).
+  // values either way. The iterates are those of the unfused loop (p by the
+  // same expression; p.(A p) summed in another order: round-off).
   static KernelOutcome run_matrix_free(const KernelRun& run) {
     Domain& domain = run.domain;
     CgState s(domain);
@@ -439,7 +439,8 @@ class Cg final : public Kernel {
       });
       double aside_points = 0.0;
       for (auto& faces : set_aside) {
-        for (const Box& face : faces) aside_points += 1.0 * face.extent(0) * face.extent(1) * face.extent(2);
+        for (const Box& face : faces)
+          aside_points += 1.0 * face.extent(0) * face.extent(1) * face.extent(2);
         faces.clear();
       }
       in_place = aside_points <= 0.1 * points;
