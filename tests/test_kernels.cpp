@@ -225,10 +225,11 @@ static void check_fused_p_update(bool in_place) {
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
       for (int i = 0; i < n[0]; ++i) ASSERT_EQ(got.at(i, j, k), want.at(i, j, k));
-  if (!in_place)
+  if (!in_place) {  // p only read
     for (int k = 0; k < n[2]; ++k)
       for (int j = 0; j < n[1]; ++j)
         for (int i = 0; i < n[0]; ++i) ASSERT_EQ(p.at(i, j, k), old_p.at(i, j, k));
+  }
   // The halo: the neighbour's p' on the faces with a neighbour, and
   // untouched on the physical ones.
   for (int k = 0; k < n[2]; ++k)
