@@ -184,7 +184,9 @@ TEST(Kernels, StencilDotOverBoxesIsPAp) {
 // after every box) and into the second array.
 static void check_fused_p_update(bool in_place) {
   SCOPED_TRACE(in_place ? "in place" : "into the second array");
-  std::array<int, 3> n{11, 7, 6};
+  // 37 points along i: the in-place rows right of the split at 4 run the
+  // vector loop's body (33 points), not only its remainder.
+  std::array<int, 3> n{37, 7, 6};
   Field r(n), p(n), aside(n), want(n), old_p(n), x(n);
   const double beta = 0.37;
   // -i, +j and -k have a neighbour rank; +i, -j and +k are physical
@@ -206,7 +208,7 @@ static void check_fused_p_update(bool in_place) {
   std::vector<Box> faces_set_aside;
   for (const auto& [k0, k1] : {std::pair{2, 6}, std::pair{0, 2}})
     for (const auto& [j0, j1] : {std::pair{3, 7}, std::pair{0, 3}})
-      for (const auto& [i0, i1] : {std::pair{4, 11}, std::pair{0, 4}}) {
+      for (const auto& [i0, i1] : {std::pair{4, 37}, std::pair{0, 4}}) {
         const Box box{{i0, j0, k0}, {i1, j1, k1}};
         std::array<Box, 3> faces;
         const int count = deferred_faces(box, faces);

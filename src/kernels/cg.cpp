@@ -181,8 +181,11 @@ double p_update_dot_box(Field& p, const Field& r, Field& aside, double beta, con
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = p.index(box.lo[0], j, k);
       const double* __restrict rs = r.data() + base;
-      // Read and written in place: not __restrict (each point is written
-      // after its last read in this row, the forward ones read before).
+      // Read and written in place: not __restrict. Each point is written
+      // after its last read in this row: an iteration reads its forward
+      // neighbour i + 1 before it writes i, a lexically forward dependence,
+      // which SIMD lanes running the statements in order keep (the loads of
+      // a vector of iterations come before its stores).
       double* ps = p.data() + base;
       double* __restrict out_aside = aside.data() + base;
       const bool row_aside = !in_place || (k == box.lo[2] && box.lo[2] > 0) ||
@@ -389,9 +392,10 @@ class Cg final : public Kernel {
   // aside with its write-allocate, read back, written into p with its), so
   // where they pass a tenth of the points (adaptive's tiles of one plane),
   // the sweeps write the whole next p into the second array instead, 9
-  // arrays per point: decided on each rank after its first sweep, the same
-  // values either way. The iterates are those of the unfused loop (p by the
-  // same expression; p.(A p) summed in another order: round-off).
+  // arrays per point: checked on each rank after each sweep in place (so
+  // after its first), and kept for the rest of the solve; the same values
+  // either way. The iterates are those of the unfused loop (p by the same
+  // expression; p.(A p) summed in another order: round-off).
   static KernelOutcome run_matrix_free(const KernelRun& run) {
     Domain& domain = run.domain;
     CgState s(domain);
