@@ -34,6 +34,7 @@
 // the master's Comm; the vector updates outside the scheme's sweep are
 // booked as boundary (non-overlappable) computation (matrix-free, p's
 // update is in the sweep, and its interior overlaps the exchange of r).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <utility>
@@ -199,22 +200,16 @@ double p_update_dot_box(Field& p, const Field& r, Field& aside, double beta, con
       const auto term = [&v, sj, sk](std::ptrdiff_t i, double c) {
         return c * (6.0 * c - 2.0 * (v(i + 1) + v(i + sj) + v(i + sk)));
       };
-      if (row_aside) {
+      // Points [0, aside_end) of the row go aside, the rest in place.
+      const int aside_end = row_aside ? n : first_aside;
 #pragma omp simd reduction(+ : dot)
-        for (int i = 0; i < n; ++i) {
-          const double c = v(i);
-          out_aside[i] = c;
-          dot += term(i, c);
-        }
-        continue;
-      }
-      if (first_aside) {
-        const double c = v(0);
-        out_aside[0] = c;
-        dot += term(0, c);
+      for (int i = 0; i < aside_end; ++i) {
+        const double c = v(i);
+        out_aside[i] = c;
+        dot += term(i, c);
       }
 #pragma omp simd reduction(+ : dot)
-      for (int i = first_aside; i < n; ++i) {
+      for (int i = aside_end; i < n; ++i) {
         const double c = v(i);
         dot += term(i, c);
         ps[i] = c;
@@ -247,9 +242,7 @@ void copy_box(const Field& from, Field& to, const Box& box) {
   for (int k = box.lo[2]; k < box.hi[2]; ++k)
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = to.index(box.lo[0], j, k);
-      const double* __restrict src = from.data() + base;
-      double* __restrict dst = to.data() + base;
-      for (int i = 0; i < box.extent(0); ++i) dst[i] = src[i];
+      std::copy(from.data() + base, from.data() + base + box.extent(0), to.data() + base);
     }
 }
 
