@@ -313,43 +313,54 @@ TEST(Kernels, SpmvSweepEqualsStencilApplyBitwise) {
 // whose rows start on and off a vector boundary and are shorter and longer
 // than one vector (the head, the streamed body and the tail of each row).
 TEST(Kernels, StreamingStoresEqualCachedBitwise) {
-  for (RowLayout rows : {RowLayout::Packed, RowLayout::CacheLine}) {
-    const std::array<int, 3> n{37, 6, 5};
-    Field x(n, 1, rows);
-    for (int k = -1; k <= n[2]; ++k)
-      for (int j = -1; j <= n[1]; ++j)
-        for (int i = -1; i <= n[0]; ++i) x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.01 * i;
-    std::vector<Box> boxes = {x.interior()};
-    for (int lo : {0, 1, 3, 7, 8, 9})
-      for (int len : {1, 5, 8, 13, 28}) {
-        if (lo + len > n[0]) continue;
-        Box b;
-        b.lo = {lo, 1, 2};
-        b.hi = {lo + len, 5, 4};
-        boxes.push_back(b);
+  // Planes a whole number of lines apart (both layouts of 37 x 6) stream two
+  // planes per pass; packed 37 x 5 (stride_k 273 doubles) one at a time.
+  const std::array<int, 3> shapes[] = {{37, 6, 5}, {37, 5, 5}};
+  for (const std::array<int, 3>& n : shapes) {
+    for (RowLayout rows : {RowLayout::Packed, RowLayout::CacheLine}) {
+      Field x(n, 1, rows);
+      if (n[1] == 5 && rows == RowLayout::Packed) {
+        EXPECT_NE(x.stride_k() % 8, 0);
       }
-    for (const Box& box : boxes)
-      for (int kernel = 0; kernel < 2; ++kernel) {
-        Field cached(n, 1, rows), streamed(n, 1, rows);
-        // A sentinel everywhere, so a store outside the box shows.
-        std::fill(cached.data(), cached.data() + cached.count(), -7.0);
-        std::fill(streamed.data(), streamed.data() + streamed.count(), -7.0);
-        if (kernel == 0) {
-          jacobi_box(x, cached, box, Stores::Cached);
-          jacobi_box(x, streamed, box, Stores::Streaming);
-        } else {
-          stencil_spmv_box(x, cached, box, kSpmvScale, Stores::Cached);
-          stencil_spmv_box(x, streamed, box, kSpmvScale, Stores::Streaming);
-        }
-        long long differ = 0, written = 0;
-        for (std::size_t p = 0; p < cached.count(); ++p) {
-          differ += std::memcmp(&cached.data()[p], &streamed.data()[p], sizeof(double)) != 0;
-          written += cached.data()[p] != -7.0;
-        }
-        EXPECT_EQ(differ, 0) << (kernel ? "spmv" : "jacobi") << " box i " << box.lo[0] << ".."
-                             << box.hi[0];
-        EXPECT_EQ(written, box.points());
+      if (n[1] == 6) {
+        EXPECT_EQ(x.stride_k() % 8, 0);
       }
+      for (int k = -1; k <= n[2]; ++k)
+        for (int j = -1; j <= n[1]; ++j)
+          for (int i = -1; i <= n[0]; ++i)
+            x.at(i, j, k) = initial_value(i + 1, j + 1, k + 1) + 0.01 * i;
+      std::vector<Box> boxes = {x.interior()};
+      for (int lo : {0, 1, 3, 7, 8, 9})
+        for (int len : {1, 5, 8, 13, 28}) {
+          if (lo + len > n[0]) continue;
+          Box b;
+          b.lo = {lo, 1, 1};
+          b.hi = {lo + len, 4, 4};
+          boxes.push_back(b);
+        }
+      for (const Box& box : boxes)
+        for (int kernel = 0; kernel < 2; ++kernel) {
+          Field cached(n, 1, rows), streamed(n, 1, rows);
+          // A sentinel everywhere, so a store outside the box shows.
+          std::fill(cached.data(), cached.data() + cached.count(), -7.0);
+          std::fill(streamed.data(), streamed.data() + streamed.count(), -7.0);
+          if (kernel == 0) {
+            jacobi_box(x, cached, box, Stores::Cached);
+            jacobi_box(x, streamed, box, Stores::Streaming);
+          } else {
+            stencil_spmv_box(x, cached, box, kSpmvScale, Stores::Cached);
+            stencil_spmv_box(x, streamed, box, kSpmvScale, Stores::Streaming);
+          }
+          long long differ = 0, written = 0;
+          for (std::size_t p = 0; p < cached.count(); ++p) {
+            differ += std::memcmp(&cached.data()[p], &streamed.data()[p], sizeof(double)) != 0;
+            written += cached.data()[p] != -7.0;
+          }
+          EXPECT_EQ(differ, 0) << (kernel ? "spmv" : "jacobi") << " box i " << box.lo[0] << ".."
+                               << box.hi[0];
+          EXPECT_EQ(written, box.points());
+        }
+    }
   }
   EXPECT_STREQ(stores_name(Stores::Streaming), "streaming");
 #if defined(__x86_64__)

@@ -19,8 +19,8 @@ void jacobi_box(const Field& u, Field& u_new, const Box& box, Stores stores) {
   const auto update = [sj, sk](const double* __restrict c, int i) {
     return (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk] + kRhs) * kSixth;
   };
-  // Cached stores: two planes per pass (write_rows_pair says why).
-  int k = stores == Stores::Cached ? detail::paired_planes(u, u_new, box, update) : box.lo[2];
+  // Two planes per pass (write_rows_pair and stream_rows_pair say why).
+  int k = detail::paired_planes(u, u_new, box, update, stores);
   for (; k < box.hi[2]; ++k) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = u.index(box.lo[0], j, k);

@@ -37,8 +37,8 @@ double stencil_sweep(const Field& x, Field& y, const Box& box, double scale, Sto
     return (6.0 * c[i] - (c[i - 1] + c[i + 1] + c[i - sj] + c[i + sj] + c[i - sk] + c[i + sk])) *
            scale;
   };
-  // spmv with cached stores: two planes per pass (write_rows_pair says why).
-  int k = !kDot && stores == Stores::Cached ? detail::paired_planes(x, y, box, update) : box.lo[2];
+  // spmv: two planes per pass (write_rows_pair and stream_rows_pair say why).
+  int k = kDot ? box.lo[2] : detail::paired_planes(x, y, box, update, stores);
   for (; k < box.hi[2]; ++k) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = x.index(box.lo[0], j, k);
