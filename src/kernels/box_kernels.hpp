@@ -250,7 +250,7 @@ __attribute__((always_inline)) inline int paired_planes(const Field& in, Field& 
   const int n = box.extent(0);
   const bool stream = stores == Stores::Streaming && kStreamLanes > 0;
   int k = box.lo[2];
-  if (stream && sk % 8 != 0) return k;
+  if (stream && sk % 8 != 0) return k;  // planes not whole lines (8 doubles) apart
   for (; k + 1 < box.hi[2]; k += 2) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = in.index(box.lo[0], j, k);
