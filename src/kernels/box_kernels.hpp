@@ -126,6 +126,17 @@ constexpr int kStreamLanes = 0;
 inline void stream_vector(double*, const double*) {}
 #endif
 
+constexpr int kLineDoubles = 8;  // doubles per 64-byte cache line
+constexpr std::uintptr_t kLineBytes = sizeof(double) * kLineDoubles;
+
+// One line's values (lanes, aligned) out to an aligned line of out through
+// streaming stores, its vectors back to back so that the write-combining
+// buffer fills at once.
+__attribute__((always_inline)) inline void stream_line(double* out, const double* lanes) {
+  constexpr int kLanes = kStreamLanes > 0 ? kStreamLanes : 1;
+  for (int v = 0; v < kLineDoubles; v += kLanes) stream_vector(out + v, lanes + v);
+}
+
 // How far ahead of the row being computed a streaming sweep prefetches the
 // plane it reads from memory (k + 1), in doubles: 16 KiB, about eight rows
 // of a 256-wide box. Without it the core's time and the memory's add up
@@ -153,20 +164,17 @@ __attribute__((always_inline)) inline void write_row(double* __restrict out, int
     for (int i = 0; i < n; ++i) out[i] = value_at(i);
     return;
   }
-  constexpr int kLine = 8;  // doubles per 64-byte line
-  constexpr int kLanes = kStreamLanes > 0 ? kStreamLanes : 1;
-  constexpr std::uintptr_t kLineBytes = sizeof(double) * kLine;
   int i = 0;
   for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % kLineBytes != 0; ++i)
     out[i] = value_at(i);
-  for (; i + kLine <= n; i += kLine) {
+  for (; i + kLineDoubles <= n; i += kLineDoubles) {
 #if defined(__SSE2__)
     if (ahead) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T0);
 #endif
-    alignas(kLineBytes) double lanes[kLine];
+    alignas(kLineBytes) double lanes[kLineDoubles];
 #pragma omp simd
-    for (int l = 0; l < kLine; ++l) lanes[l] = value_at(i + l);
-    for (int v = 0; v < kLine; v += kLanes) stream_vector(out + i + v, lanes + v);
+    for (int l = 0; l < kLineDoubles; ++l) lanes[l] = value_at(i + l);
+    stream_line(out + i, lanes);
   }
   for (; i < n; ++i) out[i] = value_at(i);
 }
@@ -207,28 +215,25 @@ template <class Value0, class Value1>
 __attribute__((noinline)) void stream_rows_pair(double* __restrict out0, double* __restrict out1,
                                                 int n, Value0 value0, Value1 value1,
                                                 const double* ahead0, const double* ahead1) {
-  constexpr int kLine = 8;
-  constexpr int kLanes = kStreamLanes > 0 ? kStreamLanes : 1;
-  constexpr std::uintptr_t kLineBytes = sizeof(double) * kLine;
   int i = 0;
   for (; i < n && reinterpret_cast<std::uintptr_t>(out0 + i) % kLineBytes != 0; ++i) {
     out0[i] = value0(i);
     out1[i] = value1(i);
   }
-  for (; i + kLine <= n; i += kLine) {
+  for (; i + kLineDoubles <= n; i += kLineDoubles) {
 #if defined(__SSE2__)
     _mm_prefetch(reinterpret_cast<const char*>(ahead0 + i), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(ahead1 + i), _MM_HINT_T0);
 #endif
-    alignas(kLineBytes) double lanes0[kLine];
-    alignas(kLineBytes) double lanes1[kLine];
+    alignas(kLineBytes) double lanes0[kLineDoubles];
+    alignas(kLineBytes) double lanes1[kLineDoubles];
 #pragma omp simd
-    for (int l = 0; l < kLine; ++l) {
+    for (int l = 0; l < kLineDoubles; ++l) {
       lanes0[l] = value0(i + l);
       lanes1[l] = value1(i + l);
     }
-    for (int v = 0; v < kLine; v += kLanes) stream_vector(out0 + i + v, lanes0 + v);
-    for (int v = 0; v < kLine; v += kLanes) stream_vector(out1 + i + v, lanes1 + v);
+    stream_line(out0 + i, lanes0);
+    stream_line(out1 + i, lanes1);
   }
   for (; i < n; ++i) {
     out0[i] = value0(i);
@@ -250,7 +255,7 @@ __attribute__((always_inline)) inline int paired_planes(const Field& in, Field& 
   const int n = box.extent(0);
   const bool stream = stores == Stores::Streaming && kStreamLanes > 0;
   int k = box.lo[2];
-  if (stream && sk % 8 != 0) return k;  // planes not whole lines (8 doubles) apart
+  if (stream && sk % kLineDoubles != 0) return k;  // planes not whole lines apart
   for (; k + 1 < box.hi[2]; k += 2) {
     for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const std::ptrdiff_t base = in.index(box.lo[0], j, k);
